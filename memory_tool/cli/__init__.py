@@ -1,0 +1,42 @@
+"""The ``memory-tool`` command: a thin click layer over the library, one module per group."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import MemoryToolError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def domain_errors(fn: F) -> F:
+    """Turn a library error into a clean one-line CLI error (exit 1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemoryToolError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memory-tool")
+def main() -> None:
+    """Tiered, progressive memory for Claude Code.
+
+    Memory is plain Markdown; this tool loads it in layers under exact token budgets.
+    """
+
+
+def _register() -> None:
+    from . import core, install  # noqa: F401 - importing registers the commands
+
+
+_register()

@@ -1,0 +1,219 @@
+"""Core commands: init, wake, list, show, add, index."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from .. import paths, tokens
+from ..config import load_config, today
+from ..index import Index, open_index
+from ..layers import dedupe, l1_candidates, l2_candidates, rank
+from ..palace import WRITABLE_TYPES, add_memory, init_palace
+from ..rooms import room_classifier
+from ..wake import build_brief
+from . import domain_errors, main
+from .options import cwd_option, json_option
+
+
+def _index() -> Index:
+    idx = open_index()
+    idx.room_classifier = room_classifier()
+    return idx
+
+
+@main.command()
+@domain_errors
+def init() -> None:
+    """Create the memory palace (identity, rooms, wiki, cold, hot) from templates.
+
+    Existing files are never overwritten."""
+    report = init_palace()
+    root = paths.state_root()
+    for p in report.created:
+        click.echo(f"created  {p}")
+    for p in report.kept:
+        click.echo(f"kept     {p}")
+    click.echo(f"palace ready at {root}")
+
+
+@main.command()
+@cwd_option
+@json_option
+@domain_errors
+def wake(cwd: str, as_json: bool) -> None:
+    """Print exactly what SessionStart injects here, with each layer's tokens."""
+    with _index() as idx:
+        idx.refresh_for_wake(cwd)
+        brief = build_brief(idx, cwd)
+    exact = tokens.count(brief.text)
+    method = tokens.method()
+    if as_json:
+        data = brief.to_json()
+        data["verified_tokens"] = exact
+        data["tokenizer"] = method
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    click.echo(brief.text, nl=False)
+    click.echo("---")
+    for name, layer in brief.layers.items():
+        more = f", {len(layer.omitted)} deferred" if layer.omitted else ""
+        click.echo(
+            f"{name}: {layer.tokens}/{layer.budget} tokens, {len(layer.picked)} entries{more}"
+        )
+    click.echo(f"frame: {brief.frame_tokens} tokens")
+    note = "" if method == tokens.EXACT else " (no cl100k encoding could be loaded: estimated)"
+    click.echo(f"total: {exact} tokens ({method}){note}, {len(brief.text)} characters")
+
+
+def _entry_row(e: Any) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "type": e.type,
+        "room": e.room,
+        "project": e.project,
+        "created": e.created,
+        "name": e.name,
+        "description": e.description,
+        "path": e.path,
+        "tokens": e.full_tokens,
+    }
+
+
+@main.command("list")
+@click.option("--layer", type=click.Choice(["L1", "L2"], case_sensitive=False))
+@click.option("--type", "type_", help="Only memories of this type.")
+@click.option("--room", help="Only memories in this room.")
+@cwd_option
+@json_option
+@domain_errors
+def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_json: bool) -> None:
+    """List memories: all, or one always-loaded layer in priority order.
+
+    With --layer, entries the brief holds are marked '*'; the others were deferred."""
+    with _index() as idx:
+        if layer:
+            idx.refresh_for_wake(cwd)
+            brief = build_brief(idx, cwd)
+            chosen = {e.id for e in brief.layers[layer.upper()].picked}
+            cfg = load_config()
+            pool = (
+                l1_candidates(idx)
+                if layer.upper() == "L1"
+                else l2_candidates(idx, paths.project_key(cwd))
+            )
+            entries = dedupe(rank(pool, today(), cfg))
+        else:
+            entries = idx.query()
+            chosen = set()
+    if type_:
+        entries = [e for e in entries if e.type == type_]
+    if room:
+        entries = [e for e in entries if e.room == room]
+    if as_json:
+        rows = [_entry_row(e) | ({"loaded": e.id in chosen} if layer else {}) for e in entries]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for e in entries:
+        mark = ("* " if e.id in chosen else "  ") if layer else ""
+        click.echo(f"{mark}{e.id}  {e.type:<9} {e.room or '-':<14} {e.created or '?':<10} {e.name}")
+    if not entries:
+        click.echo("no memories")
+
+
+@main.command()
+@click.argument("entry_id")
+@domain_errors
+def show(entry_id: str) -> None:
+    """Show one memory in full, with the file it comes from."""
+    from ..entry import full_text
+
+    with _index() as idx:
+        e = idx.get(entry_id)
+    click.echo(full_text(e), nl=False)
+    click.echo(f"file: {e.path}")
+    if e.error:
+        click.echo(f"problem: {e.error}")
+
+
+@main.command()
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice(list(WRITABLE_TYPES)),
+    default="project",
+    show_default=True,
+    help="What kind of memory this is.",
+)
+@click.option("--room", help="Palace room to file it in (e.g. authentication).")
+@click.option("--importance", type=click.IntRange(1, 5), help="1 (trivia) to 5 (critical).")
+@click.option("--name", help="Short name; derived from the text when omitted.")
+@click.option("--description", help="One-line summary; the first sentence when omitted.")
+@click.option("--tier", type=click.Choice(["wiki"]), help="Write to the wiki tier.")
+@click.option("--always", is_flag=True, help="Pin to the always-loaded brief.")
+@cwd_option
+@json_option
+@click.argument("text", nargs=-1, required=True)
+@domain_errors
+def add(
+    type_: str,
+    room: str | None,
+    importance: int | None,
+    name: str | None,
+    description: str | None,
+    tier: str | None,
+    always: bool,
+    cwd: str,
+    as_json: bool,
+    text: tuple[str, ...],
+) -> None:
+    """Save a memory as a Claude-Code-compatible Markdown file and index it.
+
+    user/feedback/project/reference memories go to this project's Claude Code memory folder,
+    --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
+    spans dropped before anything is written."""
+    with _index() as idx:
+        entry = add_memory(
+            idx,
+            " ".join(text),
+            type_=type_,
+            cwd=cwd,
+            room=room,
+            importance=importance,
+            name=name,
+            description=description,
+            tier=tier,
+            always=always,
+        )
+    if as_json:
+        click.echo(json.dumps(_entry_row(entry), ensure_ascii=False))
+    else:
+        click.echo(f"saved {entry.id} -> {entry.path}")
+
+
+@main.command()
+@click.option("--rebuild", is_flag=True, help="Re-read every file (ids are kept).")
+@cwd_option
+@json_option
+@domain_errors
+def index(rebuild: bool, cwd: str, as_json: bool) -> None:
+    """Bring the search index up to date with the memory files."""
+    with _index() as idx:
+        stats = idx.rebuild(cwd) if rebuild else idx.refresh(cwd)
+        total = idx.count()
+    if as_json:
+        data = {
+            "scanned": stats.scanned,
+            "added": len(stats.added),
+            "changed": len(stats.changed),
+            "removed": len(stats.removed),
+            "entries": total,
+        }
+        click.echo(json.dumps(data))
+        return
+    click.echo(
+        f"{stats.scanned} files: {len(stats.added)} added, {len(stats.changed)} changed, "
+        f"{len(stats.removed)} removed; {total} entries in {paths.index_file()}"
+    )

@@ -1,0 +1,39 @@
+"""install / uninstall: our hooks in Claude Code's settings.json."""
+
+from __future__ import annotations
+
+import click
+
+from .. import settings
+from . import domain_errors, main
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Show the settings.json that would be written.")
+@domain_errors
+def install(dry_run: bool) -> None:
+    """Add memory-tool's hooks to <config>/settings.json (backed up first; idempotent)."""
+    plan = settings.install(dry_run=dry_run)
+    if dry_run:
+        click.echo(plan.after, nl=False)
+        click.echo(f"(dry run: {plan.settings_path} not changed)", err=True)
+        return
+    state = "updated" if plan.changes else "already up to date"
+    click.echo(f"{plan.settings_path}: {state}")
+    for event, command in plan.commands.items():
+        click.echo(f"  {event}: {command}")
+    for target, _ in plan.files:
+        click.echo(f"  installed {target}")
+
+
+@main.command()
+@domain_errors
+def uninstall() -> None:
+    """Remove exactly the hooks and files memory-tool installed."""
+    report = settings.uninstall()
+    how = "restored byte for byte" if report.restored_exact else "hooks removed"
+    click.echo(f"{report.settings_path}: {report.removed_handlers} handlers removed ({how})")
+    for f in report.removed_files:
+        click.echo(f"  removed {f}")
+    for f in report.kept_files:
+        click.echo(f"  kept {f} (you changed it)")

@@ -1,0 +1,309 @@
+"""One memory: parsing a Markdown file with frontmatter into an ``Entry``, its id, and the text
+forms the layers emit (brief line, depth-2 summary).
+
+Parsing imports YAML and the tokenizer, so it runs only when a file is new or changed; hooks read
+the parsed, rendered and counted result from the index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import tokens
+from .config import CONTEXT_LINE_MAX_TOKENS, ENTRY_LINE_MAX_TOKENS
+from .privacy import escape_fence, sanitize
+
+TYPE_LETTERS = {
+    "user": "u",
+    "feedback": "f",
+    "project": "p",
+    "reference": "r",
+    "wiki": "w",
+    "cold": "c",
+    "session": "s",
+    "note": "n",
+    "hot": "h",
+}
+CLAUDE_TYPES = ("user", "feedback", "project", "reference")
+# Depth 2 shows this many characters of the memory (the design's "first 80 chars" preview).
+PREVIEW_CHARS = 80
+# Files larger than this are indexed by their first part only: a memory is a fact, not a dump,
+# and a 50 MB file must not stall a hook. The rest stays on disk, readable with `get`.
+MAX_FILE_BYTES = 256 * 1024
+
+ID_RE = re.compile(r"^[a-z]-[0-9a-f]{6,12}$")
+USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+# Irreversible consequences (data loss, money, downtime, security breach) put a rule first.
+IRREVERSIBLE_RE = re.compile(
+    r"\b(data loss|lose data|irreversib\w*|destroy\w*|drop (table|database)|truncate|"
+    r"rm -rf|force[- ]push\w*|delet\w*|wip\w*|production|prod\b|outage|downtime|billing|"
+    r"money|charg\w+ (the )?(card|customer)|payment|secret\w*|credential\w*|api key|"
+    r"password\w*|breach|leak\w*|pii|gdpr|backup\w*|rollback|migration\w*)\b",
+    re.IGNORECASE,
+)
+# Hard constraints: rules stated as obligations or prohibitions.
+CONSTRAINT_RE = re.compile(
+    r"\b(never|always|must|must not|do not|don't|dont|forbidden|required|only use|"
+    r"hard constraint|constraint|under no circumstances)\b",
+    re.IGNORECASE,
+)
+_WS = re.compile(r"\s+")
+_BOLD = re.compile(r"\*\*|__")
+_WORD = re.compile(r"[a-z0-9]+")
+
+PRIORITY_PINNED = 0
+PRIORITY_IRREVERSIBLE = 1
+PRIORITY_RULE = 2
+PRIORITY_OTHER = 3
+
+
+@dataclass
+class Entry:
+    id: str
+    path: str
+    source: str  # claude | identity | room | wiki | cold | context
+    project: str = ""
+    type: str = "reference"
+    name: str = ""
+    description: str = ""
+    body: str = ""
+    room: str = ""
+    room_origin: str = ""  # frontmatter | folder | classified | ""
+    tags: list[str] = field(default_factory=list)
+    created: str = ""
+    created_inferred: bool = False
+    updated: str = ""
+    importance: int = 3
+    always: bool = False
+    expires: str = ""
+    priority: int = PRIORITY_OTHER
+    dedupe_key: str = ""
+    line: str = ""
+    line_tokens: int = 0
+    summary: str = ""
+    summary_tokens: int = 0
+    full_tokens: int = 0
+    mtime_ns: int = 0
+    size: int = 0
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def letter(self) -> str:
+        return TYPE_LETTERS.get(self.type, "n")
+
+
+def make_id(type_: str, stable_key: str, salt: int = 0) -> str:
+    """``<type letter>-<6 hex>``: a hash of where the file lives, so re-indexing keeps it."""
+    material = stable_key if salt == 0 else f"{stable_key}#{salt}"
+    digest = hashlib.sha1(material.encode("utf-8")).hexdigest()
+    return f"{TYPE_LETTERS.get(type_, 'n')}-{digest[:6]}"
+
+
+def type_from_filename(name: str) -> str | None:
+    for prefix in CLAUDE_TYPES:
+        if name.startswith(prefix + "_"):
+            return prefix
+    return None
+
+
+def _iso_date(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        match = re.match(r"\s*(\d{4}-\d{2}-\d{2})", value)
+        if match:
+            return match.group(1)
+    return ""
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "1", "on")
+    return bool(value)
+
+
+def _as_importance(value: Any) -> int:
+    try:
+        return min(5, max(1, int(value)))
+    except (TypeError, ValueError):
+        return 3
+
+
+def _split_frontmatter(text: str) -> tuple[dict[str, Any], str, str]:
+    """(metadata, body, error). Broken frontmatter keeps the whole text as the body."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {}, text, f"broken frontmatter: {first}"
+    meta = post.metadata if isinstance(post.metadata, dict) else {}
+    if text.lstrip().startswith("---") and not meta and post.content == text:
+        return {}, text, "broken frontmatter: no closing '---'"
+    return dict(meta), post.content, ""
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    return str(value).strip()
+
+
+def one_line(text: str) -> str:
+    return _WS.sub(" ", _BOLD.sub("", text)).strip()
+
+
+def dedupe_key(text: str) -> str:
+    words = _WORD.findall(text.lower())
+    return hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()[:16]
+
+
+def classify_priority(entry: Entry) -> int:
+    if entry.always:
+        return PRIORITY_PINNED
+    text = f"{entry.name} {entry.description} {entry.body}"
+    if entry.type in ("feedback", "project", "user") and IRREVERSIBLE_RE.search(text):
+        return PRIORITY_IRREVERSIBLE
+    if entry.type == "feedback" or CONSTRAINT_RE.search(text):
+        return PRIORITY_RULE
+    return PRIORITY_OTHER
+
+
+def render(entry: Entry) -> None:
+    """Fill the emitted forms and their exact token counts.
+
+    A brief line is one line that starts with '-' and ends with '\\n': at such boundaries cl100k's
+    pre-tokenizer splits the same way alone and in a concatenation, so the count of a brief is the
+    sum of its lines' counts (``tests/test_tokens.py`` checks this on random text).
+    """
+    label = entry.name if entry.name and not entry.body.strip() else ""
+    text = one_line(entry.body) or one_line(entry.description) or one_line(entry.name)
+    if label and text != one_line(label):
+        text = f"{one_line(label)}: {text}"
+    text = escape_fence(text) or "(empty)"
+    head = f"- [{entry.id}] "
+    cap = CONTEXT_LINE_MAX_TOKENS if entry.source == "context" else ENTRY_LINE_MAX_TOKENS
+    body = tokens.truncate(text, max(1, cap - tokens.count(head)))
+    entry.line = f"{head}{body}\n"
+    entry.line_tokens = tokens.count(entry.line)
+    preview_src = one_line(entry.description) or one_line(entry.body) or one_line(entry.name)
+    preview = escape_fence(preview_src[:PREVIEW_CHARS])
+    if len(preview_src) > PREVIEW_CHARS:
+        preview += "…"
+    room = entry.room or "-"
+    entry.summary = f"{entry.id} {room} {entry.type} {entry.created or '?'} {preview}\n"
+    entry.summary_tokens = tokens.count(entry.summary)
+    entry.full_tokens = tokens.count(full_text(entry))
+
+
+def full_text(entry: Entry) -> str:
+    """Depth 3: the whole memory as stored in the index (sanitised)."""
+    head = entry.name or entry.id
+    parts = [f"# {head} [{entry.id}]"]
+    if entry.description:
+        parts.append(entry.description)
+    meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"
+    parts.append(meta)
+    parts.append(entry.body.strip())
+    return escape_fence("\n".join(p for p in parts if p)) + "\n"
+
+
+def parse_file(
+    path: Path,
+    source: str,
+    *,
+    stable_key: str,
+    project: str = "",
+    room: str = "",
+    default_type: str = "reference",
+    st_mtime_ns: int | None = None,
+    st_size: int | None = None,
+) -> Entry:
+    """Read one memory file into an Entry. Never raises for bad content: problems land in
+    ``entry.error`` so the doctor can report them and the rest of the tree still loads."""
+    error = ""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raw = raw[:MAX_FILE_BYTES]
+            error = f"file larger than {MAX_FILE_BYTES} bytes: indexed its first part"
+        if b"\x00" in raw:
+            raw = raw.replace(b"\x00", b"")
+            error = error or "file holds NUL bytes: indexed without them"
+        text = raw.decode("utf-8", errors="replace")
+    except OSError as exc:
+        text = ""
+        error = f"unreadable: {exc.strerror or exc}"
+    text = text.lstrip("\ufeff")
+    meta, body, fm_error = _split_frontmatter(text) if text else ({}, "", "")
+    error = error or fm_error
+    nested_raw = meta.get("metadata")
+    nested: dict[str, Any] = nested_raw if isinstance(nested_raw, dict) else {}
+    raw_type = _text_of(nested.get("type") or meta.get("type")).lower()
+    type_ = raw_type or type_from_filename(path.name) or default_type
+    if source == "identity":
+        type_ = "user"
+    elif source == "cold":
+        type_ = "cold"
+    elif source == "wiki":
+        type_ = "wiki"
+    elif source == "context":
+        type_ = "project"
+    if type_ not in TYPE_LETTERS:
+        type_ = default_type
+    name = _text_of(meta.get("name")) or path.stem
+    created = _iso_date(meta.get("created"))
+    inferred = False
+    if not created:
+        inferred = True
+        created = _iso_date(meta.get("modified")) or _iso_date(meta.get("updated"))
+        if not created and st_mtime_ns is not None:
+            stamp = dt.datetime.fromtimestamp(st_mtime_ns / 1e9, tz=dt.timezone.utc)
+            created = stamp.date().isoformat()
+    tags_raw = meta.get("tags") or []
+    tags = [str(t) for t in tags_raw] if isinstance(tags_raw, list) else [str(tags_raw)]
+    fm_room = _text_of(meta.get("room"))
+    entry = Entry(
+        id="",
+        path=str(path),
+        source=source,
+        project=project,
+        type=type_,
+        name=sanitize(name),
+        description=sanitize(_text_of(meta.get("description"))),
+        body=sanitize(body),
+        room=fm_room or room,
+        room_origin="frontmatter" if fm_room else ("folder" if room else ""),
+        tags=tags,
+        created=created,
+        created_inferred=inferred,
+        updated=_iso_date(meta.get("updated") or meta.get("modified")),
+        importance=_as_importance(meta.get("importance", 3)),
+        always=_as_bool(meta.get("always", False)),
+        expires=_iso_date(meta.get("expires")),
+        mtime_ns=st_mtime_ns or 0,
+        size=st_size or 0,
+        error=error,
+    )
+    own_id = _text_of(meta.get("id"))
+    if own_id and USER_ID_RE.match(own_id):
+        entry.id = own_id
+        entry.extra["own_id"] = True
+    else:
+        entry.id = make_id(type_, stable_key)
+    entry.extra["stable_key"] = stable_key
+    entry.priority = classify_priority(entry)
+    entry.dedupe_key = dedupe_key(entry.body or entry.description or entry.name)
+    return entry

@@ -1,0 +1,97 @@
+"""Small file-system helpers: private permissions, atomic writes, exclusive creation, locks."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+# Memory can hold personal facts: files are readable by their owner only.
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def ensure_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    return path
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temp file and rename, so a reader never sees half a file."""
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def create_exclusive(path: Path, text: str) -> bool:
+    """Create ``path`` with ``text`` only if it does not exist; True when we created it.
+
+    The content is written to a temp file first and hard-linked into place, so the file appears
+    complete or not at all, and two writers can never both claim the same name.
+    """
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, FILE_MODE)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: Path, blocking: bool = True) -> Iterator[bool]:
+    """An advisory lock shared by memory-tool processes; yields False when busy and not blocking."""
+    ensure_dir(lock_path.parent)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def append_line_locked(path: Path, line: str) -> None:
+    """Append one line under an exclusive lock: concurrent writers never lose each other's line."""
+    ensure_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            data = line if line.endswith("\n") else line + "\n"
+            # Make sure we start on a fresh line even if the file lacks a final newline.
+            size = os.fstat(fd).st_size
+            if size:
+                with open(path, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        data = "\n" + data
+            os.write(fd, data.encode("utf-8"))
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -1,0 +1,195 @@
+"""Hook logic for Claude Code. The scripts in ``hooks/`` only call ``run(event)``.
+
+Every hook fails open: on any error it exits 0, prints nothing and appends the error to
+``<state>/logs/hooks.log``. Output is one JSON document carrying ``hookEventName`` and stays
+under Claude Code's 10,000-character cap. The imports here are the hook path: stdlib, sqlite3
+and our light modules only (no click, YAML or tokenizer unless a memory file changed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import IO, Any
+
+from . import paths
+from .config import MAX_HOOK_OUTPUT_CHARS
+
+# A hook payload is small JSON; a prompt can be large (pasted logs), so allow generous input but
+# refuse to buffer without bound.
+MAX_STDIN_BYTES = 32 * 1024 * 1024
+# The hook log is for diagnosis, not history: rotate it at this size.
+MAX_LOG_BYTES = 1024 * 1024
+
+Handler = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+def log_error(event: str, exc: BaseException | str) -> None:
+    try:
+        path = paths.log_file()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, path.with_suffix(".log.1"))
+        if isinstance(exc, BaseException):
+            detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        else:
+            detail = exc + "\n"
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {event} pid={os.getpid()} {detail}")
+    except Exception:  # noqa: BLE001 - logging must never be the thing that breaks a hook
+        pass
+
+
+def _context(event: str, text: str) -> dict[str, Any] | None:
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def _cwd(payload: dict[str, Any]) -> str:
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
+        return cwd
+    env = os.environ.get("CLAUDE_PROJECT_DIR")
+    return env if env and os.path.isdir(env) else os.getcwd()
+
+
+def _open_index() -> Any:
+    from .index import open_index
+    from .rooms import room_classifier
+
+    idx = open_index()
+    idx.room_classifier = room_classifier()
+    return idx
+
+
+def spawn_background_refresh() -> None:
+    """Start a detached full index refresh, so L3/L4 catch up without the user waiting."""
+    if os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
+        return
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "memory_tool.hooks", "--background-refresh"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        log_error("background-refresh", exc)
+
+
+def background_refresh() -> int:
+    from .fsutil import file_lock
+
+    try:
+        with file_lock(paths.state_root() / ".refresh.lock", blocking=False) as got:
+            if got:
+                idx = _open_index()
+                try:
+                    idx.refresh()
+                finally:
+                    idx.close()
+    except Exception as exc:  # noqa: BLE001
+        log_error("background-refresh", exc)
+    return 0
+
+
+def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
+    from .index import FULL_REFRESH_INTERVAL_S
+    from .wake import build_brief
+
+    cwd = _cwd(payload)
+    source = str(payload.get("source") or "startup")
+    idx = _open_index()
+    try:
+        idx.refresh_for_wake(cwd)
+        extra = []
+        if source in ("resume", "compact"):
+            extra = _resume_units(idx, payload, cwd, source)
+        brief = build_brief(idx, cwd, extra=extra)
+        last = int(idx.meta("last_full_refresh", "0") or 0)
+    finally:
+        idx.close()
+    if time.time() - last > FULL_REFRESH_INTERVAL_S:
+        spawn_background_refresh()
+    return _context("SessionStart", brief.text)
+
+
+def _resume_units(idx: Any, payload: dict[str, Any], cwd: str, source: str) -> list[Any]:
+    """On resume or after compaction the session's hot state comes back (tiers module)."""
+    try:
+        from .tiers import resume_units
+    except ImportError:
+        return []
+    units: list[Any] = resume_units(idx, payload, cwd, source)
+    return units
+
+
+HANDLERS: dict[str, Handler] = {"SessionStart": session_start}
+
+
+def register(event: str, handler: Handler) -> None:
+    HANDLERS[event] = handler
+
+
+def _load_handlers() -> None:
+    """Later features register their handlers by import; a missing one just stays silent."""
+    for module in ("memory_tool.recall_hook", "memory_tool.stop_hook"):
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+
+
+def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
+    """Entry point of every hook script. Always returns 0."""
+    out = stdout or sys.stdout
+    try:
+        raw = (stdin or sys.stdin.buffer).read(MAX_STDIN_BYTES + 1)
+        if len(raw) > MAX_STDIN_BYTES:
+            log_error(event, f"stdin over {MAX_STDIN_BYTES} bytes: ignored")
+            return 0
+        try:
+            payload = json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError as exc:
+            log_error(event, f"stdin is not JSON ({exc}): ignored")
+            return 0
+        if not isinstance(payload, dict):
+            log_error(event, "stdin JSON is not an object: ignored")
+            return 0
+        _load_handlers()
+        handler = HANDLERS.get(event)
+        if handler is None:
+            return 0
+        result = handler(payload)
+        if result is None:
+            return 0
+        text = json.dumps(result, ensure_ascii=False)
+        if len(text) > MAX_HOOK_OUTPUT_CHARS:
+            log_error(event, f"output of {len(text)} characters over the cap: dropped")
+            return 0
+        out.write(text + "\n")
+        out.flush()
+    except BaseException as exc:  # noqa: BLE001 - fail open, whatever happened
+        log_error(event, exc)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--background-refresh"]:
+        return background_refresh()
+    return run(args[0]) if args else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Schema changes as an ordered list of named migrations, recorded in the database."""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_entries",
+        """
+        CREATE TABLE entries (
+            id TEXT NOT NULL UNIQUE,
+            path TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL,
+            project TEXT NOT NULL DEFAULT '',
+            type TEXT NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
+            description TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL DEFAULT '',
+            room TEXT NOT NULL DEFAULT '',
+            room_origin TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            created TEXT NOT NULL DEFAULT '',
+            created_inferred INTEGER NOT NULL DEFAULT 0,
+            updated TEXT NOT NULL DEFAULT '',
+            importance INTEGER NOT NULL DEFAULT 3,
+            always INTEGER NOT NULL DEFAULT 0,
+            expires TEXT NOT NULL DEFAULT '',
+            priority INTEGER NOT NULL DEFAULT 3,
+            dedupe_key TEXT NOT NULL DEFAULT '',
+            line TEXT NOT NULL DEFAULT '',
+            line_tokens INTEGER NOT NULL DEFAULT 0,
+            summary TEXT NOT NULL DEFAULT '',
+            summary_tokens INTEGER NOT NULL DEFAULT 0,
+            full_tokens INTEGER NOT NULL DEFAULT 0,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            error TEXT NOT NULL DEFAULT '',
+            extra TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX entries_type_project ON entries(type, project);
+        CREATE INDEX entries_room ON entries(room);
+        CREATE VIRTUAL TABLE entries_fts USING fts5(
+            name, description, body, tags, room, tokenize = 'porter unicode61'
+        );
+        CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE token_cache (text TEXT PRIMARY KEY, n INTEGER NOT NULL);
+        """,
+    ),
+]
+
+
+def apply_migrations(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM migrations")}
+    pending = [(n, sql) for n, sql in MIGRATIONS if n not in done]
+    if not pending:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = {r[0] for r in conn.execute("SELECT name FROM migrations")}  # another process won
+        for name, sql in pending:
+            if name in done:
+                continue
+            for statement in sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO migrations(name, applied_at) VALUES (?, datetime('now'))", (name,)
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

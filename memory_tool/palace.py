@@ -1,0 +1,163 @@
+"""Creating the palace from templates, and writing memory files the way Claude Code does.
+
+Writes never overwrite: a new memory gets a fresh file name (created atomically and
+exclusively), and its line is appended to its folder's ``MEMORY.md`` under a lock, so concurrent
+writers lose nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from . import paths, tree
+from .config import today
+from .entry import CLAUDE_TYPES, Entry
+from .errors import MemoryToolError
+from .fsutil import append_line_locked, create_exclusive, ensure_dir
+from .index import Index
+from .privacy import sanitize
+from .resources import templates_dir
+
+PALACE_DIRS = ("identity", "rooms", "wiki", "cold", "hot", "inbox", "logs")
+# Files copied from templates/ into the state root by `init` (never over a user's file).
+PALACE_FILES = ("config.yaml", "rooms.yaml")
+# A memory's name is a short slug: enough words to recognise it in a list.
+SLUG_MAX_WORDS = 6
+SLUG_MAX_CHARS = 48
+# Claude Code shows a one-line description per memory; keep it one line.
+DESCRIPTION_MAX_CHARS = 140
+ROOM_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
+WRITABLE_TYPES = (*CLAUDE_TYPES, "wiki", "note")
+
+
+@dataclass
+class InitReport:
+    created: list[Path]
+    kept: list[Path]
+
+
+def init_palace() -> InitReport:
+    """Create the palace folders and copy the starter files that do not exist yet."""
+    root = ensure_dir(paths.state_root())
+    report = InitReport([], [])
+    for name in PALACE_DIRS:
+        path = root / name
+        if path.exists():
+            report.kept.append(path)
+        else:
+            ensure_dir(path)
+            report.created.append(path)
+    src = templates_dir()
+    for name in PALACE_FILES:
+        target = root / name
+        if target.exists():
+            report.kept.append(target)
+            continue
+        shutil.copyfile(src / name, target)
+        target.chmod(0o600)
+        report.created.append(target)
+    return report
+
+
+def slugify(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())[:SLUG_MAX_WORDS]
+    slug = "-".join(words)[:SLUG_MAX_CHARS].strip("-")
+    return slug or "memory"
+
+
+def first_sentence(text: str) -> str:
+    line = " ".join(text.split())
+    match = re.match(r"(.+?[.!?])(\s|$)", line)
+    sentence = match.group(1) if match else line
+    if len(sentence) > DESCRIPTION_MAX_CHARS:
+        sentence = sentence[: DESCRIPTION_MAX_CHARS - 1].rstrip() + "…"
+    return sentence
+
+
+def render_memory(
+    name: str, description: str, type_: str, body: str, extra: dict[str, object]
+) -> str:
+    """Claude Code's current layout (``metadata.type``) plus the fields we add."""
+    meta: dict[str, object] = {"name": name, "description": description}
+    if type_ in CLAUDE_TYPES:
+        meta["metadata"] = {"type": type_}
+    else:
+        meta["type"] = type_
+    meta["created"] = today().isoformat()
+    meta.update({k: v for k, v in extra.items() if v not in (None, "", [])})
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n\n{body.strip()}\n"
+
+
+def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | None) -> tree.Folder:
+    if tier == "wiki" or type_ == "wiki":
+        return tree.Folder(paths.palace_dir("wiki"), "wiki", recursive=True, default_type="wiki")
+    if room:
+        if not ROOM_NAME_RE.match(room):
+            raise MemoryToolError(
+                f"room {room!r} is not a room name: use lower-case letters, digits, '-' and '_'."
+            )
+        return tree.Folder(
+            paths.palace_dir("rooms") / room, "room", room=room, recursive=True, default_type="note"
+        )
+    project = paths.project_key(cwd)
+    return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
+
+
+def add_memory(
+    index: Index,
+    text: str,
+    *,
+    type_: str,
+    cwd: str | Path,
+    room: str | None = None,
+    importance: int | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    tier: str | None = None,
+    always: bool = False,
+    extra: dict[str, object] | None = None,
+) -> Entry:
+    """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry."""
+    if type_ not in WRITABLE_TYPES:
+        raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
+    if importance is not None and not 1 <= importance <= 5:
+        raise MemoryToolError("importance runs from 1 (trivia) to 5 (critical).")
+    body = sanitize(text).strip()
+    if not body:
+        raise MemoryToolError(
+            "nothing left to save: the text is empty once private parts are removed."
+        )
+    slug = slugify(name or body)
+    desc = sanitize(description).strip() if description else first_sentence(body)
+    folder = _target_folder(type_, room, cwd, tier)
+    fields: dict[str, object] = {"room": room, "importance": importance}
+    if always:
+        fields["always"] = True
+    fields.update(extra or {})
+    content = render_memory(slug, desc, type_ if tier != "wiki" else "wiki", body, fields)
+    stem = f"{type_}_{slug.replace('-', '_')}" if folder.source == "claude" else slug
+    path = _claim(folder.path, stem, content)
+    append_line_locked(
+        folder.path / tree.MEMORY_INDEX_NAME, memory_index_line(slug, path.name, desc)
+    )
+    return index.index_file(path, folder)
+
+
+def memory_index_line(title: str, file_name: str, hook: str) -> str:
+    """One ``MEMORY.md`` line, in Claude Code's format: ``- [Title](file.md) — hook``."""
+    return f"- [{title}]({file_name}) — {hook}"
+
+
+def _claim(folder: Path, stem: str, content: str) -> Path:
+    ensure_dir(folder)
+    for n in range(1, 10_000):
+        path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+        if create_exclusive(path, content):
+            return path
+    raise MemoryToolError(f"could not find a free file name for {stem!r} in {folder}.")

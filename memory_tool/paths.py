@@ -1,0 +1,140 @@
+"""Every path memory-tool touches comes from here.
+
+Two roots: Claude Code's config folder (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``) and our state
+root (``$MEMORY_TOOL_HOME``, else ``<config>/memory-tool``). Both are read from the environment on
+every call so tests (and users) can point them anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+# Claude Code cuts sanitised project names at 200 characters and appends a hash of the full path.
+MAX_PROJECT_KEY_CHARS = 200
+
+_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+
+
+def config_dir() -> Path:
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".claude"
+
+
+def state_root() -> Path:
+    env = os.environ.get("MEMORY_TOOL_HOME")
+    if env:
+        return Path(env).expanduser()
+    return config_dir() / "memory-tool"
+
+
+def projects_dir() -> Path:
+    return config_dir() / "projects"
+
+
+def settings_file() -> Path:
+    return config_dir() / "settings.json"
+
+
+def index_file() -> Path:
+    return state_root() / "index.db"
+
+
+def log_file() -> Path:
+    return state_root() / "logs" / "hooks.log"
+
+
+def palace_dir(name: str) -> Path:
+    """identity, rooms, wiki, cold, hot, inbox, sessions: the palace's folders."""
+    return state_root() / name
+
+
+def _js_hash36(text: str) -> str:
+    """Claude Code's fallback string hash (Java-style 31x, 32-bit), printed in base 36."""
+    h = 0
+    for ch in text.encode("utf-16-le").decode("utf-16-le"):
+        h = (h * 31 + ord(ch)) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, r = divmod(h, 36)
+        out = digits[r] + out
+        if h == 0:
+            return out
+
+
+def sanitize_path(path: str) -> str:
+    """Claude Code's folder name for a path: every non-alphanumeric character becomes '-'."""
+    key = _NON_ALNUM.sub("-", path)
+    if len(key) <= MAX_PROJECT_KEY_CHARS:
+        return key
+    return f"{key[:MAX_PROJECT_KEY_CHARS]}-{_js_hash36(path)}"
+
+
+def _read_gitdir(dot_git: Path) -> Path | None:
+    """For a ``.git`` *file* (worktree or submodule), the git dir it points to."""
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("gitdir:"):
+            target = Path(line[len("gitdir:") :].strip())
+            return target if target.is_absolute() else (dot_git.parent / target)
+    return None
+
+
+def git_root(cwd: Path) -> Path | None:
+    """The main repository's root for ``cwd``: linked worktrees map to the repository they belong
+    to, as Claude Code keys its memory folder. Walks up the tree; runs no ``git`` process."""
+    here = cwd
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder
+        if dot_git.is_file():
+            gitdir = _read_gitdir(dot_git)
+            if gitdir is None:
+                return folder
+            commondir = gitdir / "commondir"
+            if commondir.is_file():  # a linked worktree: <main>/.git/worktrees/<name>
+                try:
+                    common = commondir.read_text(encoding="utf-8").strip()
+                except OSError:
+                    return folder
+                common_path = Path(common)
+                if not common_path.is_absolute():
+                    common_path = gitdir / common_path
+                return Path(os.path.normpath(common_path)).parent
+            return folder  # a submodule: its own root
+    return None
+
+
+def project_root(cwd: str | Path) -> Path:
+    """The folder Claude Code keys project memory to: the git root, else the directory itself."""
+    path = Path(os.path.abspath(os.fspath(cwd)))
+    root = git_root(path)
+    return root if root is not None else path
+
+
+def project_key(cwd: str | Path) -> str:
+    return sanitize_path(str(project_root(cwd)))
+
+
+def project_memory_dir(cwd: str | Path) -> Path:
+    return projects_dir() / project_key(cwd) / "memory"
+
+
+def context_file(cwd: str | Path) -> Path:
+    """The project's hand-written context document, part of L2 when present."""
+    return project_root(cwd) / "thoughts" / "CONTEXT.md"
+
+
+def handoff_file(cwd: str | Path) -> Path:
+    return project_root(cwd) / "thoughts" / "HANDOFF.md"

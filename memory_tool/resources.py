@@ -1,0 +1,24 @@
+"""Where the shipped templates and hook scripts are: the project checkout this package runs from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import MemoryToolError
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def templates_dir() -> Path:
+    path = _ROOT / "templates"
+    if not path.is_dir():
+        raise MemoryToolError(
+            f"templates not found at {path}: install memory-tool from its checkout with "
+            "./install.sh (an editable install keeps templates/ and hooks/ beside the package)."
+        )
+    return path
+
+
+def hooks_dir() -> Path | None:
+    path = _ROOT / "hooks"
+    return path if path.is_dir() else None

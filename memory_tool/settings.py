@@ -1,0 +1,272 @@
+"""Installing our hooks into Claude Code's ``settings.json`` and taking them out again.
+
+Install merges: every other setting and hook stays exactly as it was, a backup is written first,
+and installing twice changes nothing. Uninstall removes exactly the handlers we added; if nothing
+else changed in between, the file comes back byte for byte (or disappears if we created it).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .errors import SettingsError
+from .fsutil import atomic_write_text
+from .resources import hooks_dir, templates_dir
+
+# event -> (shim file, matcher, timeout seconds). The timeouts are ceilings for a stuck disk,
+# not expected run times (SessionStart is tens of milliseconds).
+HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
+    "SessionStart": ("session_start.py", "startup|resume|clear|compact", 15),
+    "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
+    "Stop": ("stop.py", None, 15),
+    "SessionEnd": ("session_end.py", None, 5),
+}
+# Files from templates/ that install puts under the Claude config folder (skills, …).
+INSTALLED_TEMPLATE_FILES = ("skills/memory-recall/SKILL.md",)
+
+
+@dataclass
+class InstallPlan:
+    settings_path: Path
+    before: str | None
+    after: str
+    commands: dict[str, str]
+    files: list[tuple[Path, str]] = field(default_factory=list)
+
+    @property
+    def changes(self) -> bool:
+        return self.before != self.after
+
+
+def record_file() -> Path:
+    return paths.state_root() / "install.json"
+
+
+def hook_command(event: str) -> str:
+    shim, _, _ = HOOK_EVENTS[event]
+    python = sys.executable
+    folder = hooks_dir()
+    if folder is not None and (folder / shim).exists():
+        return f'"{python}" "{folder / shim}"'
+    return f'"{python}" -m memory_tool.hooks {event}'
+
+
+def _read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
+    if not path.exists():
+        return None, {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON ({exc}); fix it by hand, nothing was changed."
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} must hold a JSON object; nothing was changed.")
+    return text, data
+
+
+def _is_ours(command: Any, ours: set[str]) -> bool:
+    if not isinstance(command, str):
+        return False
+    return (
+        command in ours
+        or "memory_tool.hooks" in command
+        or (
+            "memory-tool" in command
+            and "/hooks/" in command
+            and command.rstrip('"').endswith(tuple(shim for shim, _, _ in HOOK_EVENTS.values()))
+        )
+    )
+
+
+def _without_ours(data: dict[str, Any], ours: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(data))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept_groups.append(group)
+                continue
+            handlers = [h for h in group["hooks"] if not _is_ours((h or {}).get("command"), ours)]
+            if handlers:
+                kept_groups.append({**group, "hooks": handlers})
+            elif len(handlers) == len(group["hooks"]):
+                kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del out["hooks"]
+    return out
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _load_record() -> dict[str, Any]:
+    try:
+        data: Any = json.loads(record_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def plan_install() -> InstallPlan:
+    path = paths.settings_file()
+    before, data = _read_settings(path)
+    record = _load_record()
+    ours = set(record.get("commands", {}).values())
+    commands = {event: hook_command(event) for event in HOOK_EVENTS if _shim_available(event)}
+    merged = _without_ours(data, ours | set(commands.values()))
+    hooks = merged.setdefault("hooks", {})
+    for event, command in commands.items():
+        _, matcher, timeout = HOOK_EVENTS[event]
+        group: dict[str, Any] = {}
+        if matcher:
+            group["matcher"] = matcher
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        hooks.setdefault(event, []).append(group)
+    after = _dump(merged)
+    if before is not None and json.loads(before or "{}") == merged:
+        after = before  # already installed exactly like this: leave the bytes alone
+    files = [
+        (paths.config_dir() / rel, (templates_dir() / rel).read_text(encoding="utf-8"))
+        for rel in INSTALLED_TEMPLATE_FILES
+        if (templates_dir() / rel).exists()
+    ]
+    return InstallPlan(path, before, after, commands, files)
+
+
+def _shim_available(event: str) -> bool:
+    folder = hooks_dir()
+    if folder is None:
+        return event == "SessionStart"
+    return (folder / HOOK_EVENTS[event][0]).exists()
+
+
+def install(dry_run: bool = False) -> InstallPlan:
+    plan = plan_install()
+    if dry_run:
+        return plan
+    record = _load_record()
+    path = plan.settings_path
+    if plan.changes:
+        if plan.before is not None:
+            shutil.copyfile(path, path.with_name(path.name + ".memory-tool.bak"))
+        atomic_write_text(path, plan.after)
+    if "original" not in record:
+        original = plan.before
+        record["original"] = (
+            None if original is None else base64.b64encode(original.encode("utf-8")).decode()
+        )
+    record["commands"] = plan.commands
+    record["installed_sha"] = hashlib.sha256(plan.after.encode("utf-8")).hexdigest()
+    written = []
+    for target, text in plan.files:
+        atomic_write_text(target, text)
+        written.append([str(target), hashlib.sha256(text.encode("utf-8")).hexdigest()])
+    record["files"] = written
+    atomic_write_text(record_file(), json.dumps(record, indent=2) + "\n")
+    return plan
+
+
+@dataclass
+class UninstallReport:
+    settings_path: Path
+    removed_handlers: int
+    restored_exact: bool
+    removed_files: list[str]
+    kept_files: list[str]
+
+
+def uninstall() -> UninstallReport:
+    path = paths.settings_file()
+    record = _load_record()
+    ours = set(record.get("commands", {}).values())
+    before, data = _read_settings(path)
+    cleaned = _without_ours(data, ours)
+    removed = _count_handlers(data) - _count_handlers(cleaned)
+    restored = False
+    original_b64 = record.get("original", "absent")
+    original: str | None
+    if original_b64 == "absent":
+        original = "\0"  # no record: we cannot know the original bytes
+    elif original_b64 is None:
+        original = None
+    else:
+        original = base64.b64decode(original_b64).decode("utf-8")
+    if before is not None:
+        if original is None and cleaned == {}:
+            path.unlink()
+            restored = True
+        elif original not in (None, "\0") and _same(original, cleaned):
+            if before != original:
+                atomic_write_text(path, original)
+            restored = True
+        elif removed:
+            atomic_write_text(path, _dump(cleaned))
+    removed_files, kept_files = [], []
+    for target, sha in record.get("files", []):
+        p = Path(target)
+        try:
+            if hashlib.sha256(p.read_bytes()).hexdigest() == sha:
+                p.unlink()
+                removed_files.append(target)
+                _prune_empty(p.parent, paths.config_dir())
+            else:
+                kept_files.append(target)
+        except OSError:
+            continue
+    record_file().unlink(missing_ok=True)
+    return UninstallReport(path, removed, restored, removed_files, kept_files)
+
+
+def _same(original: str, cleaned: dict[str, Any]) -> bool:
+    try:
+        return bool(json.loads(original or "{}") == cleaned)
+    except ValueError:
+        return False
+
+
+def _count_handlers(data: dict[str, Any]) -> int:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    return sum(
+        len(g.get("hooks", []))
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+    )
+
+
+def _prune_empty(folder: Path, stop: Path) -> None:
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
