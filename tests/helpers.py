@@ -1,0 +1,63 @@
+"""Helpers shared by tests: writing memory files as Claude Code does, running hook scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_memory(
+    folder: Path,
+    name: str,
+    body: str,
+    *,
+    type_: str | None = None,
+    layout: str = "metadata",
+    **fields: object,
+) -> Path:
+    """A memory file as Claude Code writes it (``layout='metadata'``: 2.1.139+ nested type;
+    ``'top'``: older top-level type; ``'none'``: no frontmatter type)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    meta: dict[str, object] = {"name": fields.pop("title", name.removesuffix(".md"))}
+    meta["description"] = fields.pop("description", body.split(".")[0][:100])
+    if type_ and layout == "metadata":
+        meta["metadata"] = {"type": type_}
+    elif type_ and layout == "top":
+        meta["type"] = type_
+    meta.update(fields)
+    path = folder / name
+    path.write_text(
+        f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n\n{body}\n", encoding="utf-8"
+    )
+    return path
+
+
+def run_hook(
+    event: str, payload: object | bytes, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a hook script as Claude Code does: a separate process, JSON on stdin."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    script = (
+        REPO
+        / "hooks"
+        / {
+            "SessionStart": "session_start.py",
+            "UserPromptSubmit": "user_prompt_submit.py",
+            "Stop": "stop.py",
+            "SessionEnd": "session_end.py",
+        }[event]
+    )
+    return subprocess.run(
+        [sys.executable, str(script)],
+        input=data,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
