@@ -1,0 +1,744 @@
+"""Rooms and the keyword intent classifier that picks the room(s) a prompt is about.
+
+Two phases:
+
+* ``compile_rooms`` (index time) turns the parsed rooms.yaml mapping into ``CompiledRooms``: a
+  stemmed term table, a phrase table and a typo table (a SymSpell-style map from deletion
+  variants of each keyword to the keyword). It is plain JSON (``to_json``/``from_json``) so the
+  index can cache it and the hook never parses YAML.
+* ``classify`` (hook time, every prompt) tokenises the prompt and scores rooms with dict
+  look-ups only. Typos cost a handful of extra look-ups and a tiny edit-distance check.
+
+This module is on the UserPromptSubmit hook path: stdlib only (no yaml, rapidfuzz, click,
+tiktoken), and it builds nothing heavy at import time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory_tool.errors import ConfigError
+
+# --- scoring constants -------------------------------------------------------------------------
+
+# A room is injected when its score reaches this. Scores are in "keyword units": one specific
+# keyword (weight 1.0) in a prompt of up to LENGTH_PIVOT content words scores 1.0, a weak word
+# 0.5, a phrase 1.5. 0.75 lets one specific keyword (or one typo'd keyword, 0.8-0.9) through on
+# its own, keeps a lone weak word (0.5) or a lone word shared by two rooms (0.71) out, and needs
+# about two keywords in a long pasted log. Tuned on the dev split of tests/data/prompts.jsonl
+# (see bench/classify_bench.py): 0.6 let single weak words inject in no-room prompts, 0.9 dropped
+# typo'd single-keyword prompts.
+ROOM_THRESHOLD = 0.75
+
+KEYWORD_WEIGHT = 1.0  # a word that on its own says which room (e.g. "alembic")
+ALIAS_WEIGHT = 1.0  # abbreviations are as specific as the word they stand for ("k8s")
+WEAK_WEIGHT = 0.5  # a hint ("table", "page"): needs a second clue to pass the threshold
+PHRASE_WEIGHT = 1.5  # "foreign key" says more than "foreign" + "key"; its words are consumed
+INSTINCT_WEIGHT = 1.0  # trigger words of a mature instinct act as ordinary keywords
+
+# Prompts up to this many content words score at full strength; longer ones (pasted logs,
+# long explanations) are scaled by sqrt(pivot / n) so a long prompt does not reach the threshold
+# just by containing many words. 12 is about two sentences; most typed prompts are shorter.
+LENGTH_PIVOT = 12
+
+# Typo tolerance by keyword length: short words have too many real-word neighbours ("model" ~
+# "modal", "rules" ~ "roles"), so no fuzzy match under 6 letters; one edit up to 8 letters; two
+# from 9 ("authentification", "deploymnets"). A transposition counts as one edit. Only keywords
+# and aliases are typo-matched, never weak words (a typo of a hint is too little evidence).
+FUZZY_MIN_LEN = 6
+FUZZY_TWO_EDITS_LEN = 9
+# A typo'd keyword counts a little less than an exact one (the match could be a real word).
+FUZZY_FACTOR_ONE_EDIT = 0.9
+FUZZY_FACTOR_TWO_EDITS = 0.8
+
+# classify_entry: a memory's name and description are short, deliberate summaries, so a keyword
+# there says more than one in the body.
+ENTRY_NAME_WEIGHT = 2.0
+ENTRY_DESCRIPTION_WEIGHT = 1.5
+ENTRY_BODY_WEIGHT = 1.0
+
+# Instincts (learned trigger -> action patterns) are trusted once their confidence reaches this;
+# below it they are still being learned and stay out of rooms and recall.
+MATURE_CONFIDENCE = 0.7
+# Shorter trigger words ("run", "api", "fix") are too common to fire a room on their own.
+TRIGGER_WORD_MIN_LEN = 4
+
+# Bump when the CompiledRooms JSON layout or the tokeniser/stemmer changes: a cached compile
+# from another version is then rejected (from_json raises) and rebuilt.
+COMPILED_FORMAT = 1
+
+# --- normalisation -----------------------------------------------------------------------------
+
+# Function words and conversational filler: never scored, not counted as content, never
+# fuzzy-matched (so "thanks" cannot become a typo of anything).
+# fmt: off
+STOP_WORDS = frozenset({
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
+    "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below",
+    "between", "both", "but", "by", "can", "cannot", "could", "couldn", "did", "didn",
+    "didnt", "do", "does", "doesn", "doesnt", "doing", "don", "dont", "down", "during",
+    "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn", "have", "haven",
+    "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i",
+    "if", "in", "into", "is", "isn", "isnt", "it", "its", "itself", "just", "let", "lets",
+    "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on",
+    "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
+    "she", "should", "shouldn", "shouldnt", "so", "some", "such", "than", "that", "thats",
+    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn", "we",
+    "were", "weren", "what", "whats", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "won", "wont", "would", "wouldn", "you", "your", "yours", "yourself",
+    "yourselves", "ll", "ve", "re", "ok", "okay", "yes", "yeah", "yep", "nope", "thanks",
+    "thank", "thx", "ty", "hi", "hello", "hey", "please", "pls", "plz", "lol", "hmm", "rn",
+    "tho", "btw", "imo", "idk", "maybe", "really", "actually", "basically", "like", "want",
+    "wants", "need", "needs", "get", "gets", "got", "make", "makes", "made", "go", "going",
+    "gone", "goes", "done", "use", "used", "using", "add", "adds", "added", "fix", "fixed",
+    "fixing", "change", "changed", "changes", "try", "tried", "see", "look", "looks",
+    "looking", "thing", "things", "stuff", "something", "anything", "everything", "nothing",
+    "way", "ways", "new", "old", "good", "bad", "better", "best", "nice", "great", "right",
+    "wrong", "sure", "still", "even", "instead", "one", "two", "three", "first", "last",
+    "next", "previous", "today", "yesterday", "tomorrow", "always", "never", "code",
+    "function", "functions", "file", "files", "line", "lines", "bug", "bugs", "error",
+    "errors", "issue", "issues", "problem", "problems", "work", "works", "working", "worked",
+    "help", "write", "wrote", "written", "show", "tell", "explain", "mean", "means",
+    "getting", "making", "uses", "adding", "fixes", "changing", "tries", "trying", "seeing",
+    "keep", "keeps", "kept", "put", "puts", "writing", "creating", "create", "created",
+    "running", "editing", "edit", "edited", "updating", "starting", "calling", "handling",
+    "setting", "implement", "implementing", "whenever"
+})
+# fmt: on
+
+# Symbols that carry meaning but vanish when tokenising on [A-Za-z0-9].
+_SPECIAL_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bn\s*\+\s*1\b", re.IGNORECASE), " nplusone "),
+    (re.compile(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE), " bigo ("),
+)
+_COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_TRAILING_DIGITS_RE = re.compile(r"^([a-z]{3,})[0-9]+$")
+_VOWELS = frozenset("aeiouy")
+_NO_UNDOUBLE = frozenset("lsz")  # "install", "access", "fizz" keep their double letter
+# Words whose stem would merge two meanings: "staging" (an environment) is not a "stage".
+_STEM_KEEP = frozenset({"staging"})
+
+
+def _undouble(word: str) -> str:
+    if len(word) >= 3 and word[-1] == word[-2] and word[-1] not in _VOWELS | _NO_UNDOUBLE:
+        return word[:-1]
+    return word
+
+
+def _has_vowel(word: str) -> bool:
+    return any(c in _VOWELS for c in word)
+
+
+def stem(word: str) -> str:
+    """Light, deterministic suffix stripper (a tiny Porter subset), applied to lowercase words.
+
+    Words of 3 letters or fewer, or with digits (k8s, oauth2, p99), are kept as they are.
+    1. Plural: -sses -> -ss, -ies -> -i, else a final -s is dropped unless the word ends in
+       -ss, -us or -is (class, status, redis).
+    2. At most one suffix: -ization -> -iz (optimization ~ optimize); -ation -> -at
+       (migration ~ migrate, authentication ~ authenticate); -ment when at least 6 letters
+       remain (deployment ~ deploy); -ing / -ed when the rest has a vowel (string, speed and
+       need stay), undoubling a final double consonant except l, s, z (logging -> log).
+    3. A final -e is dropped (cache ~ caching); a final consonant+y becomes -i (query ~ queries).
+    A few words are kept whole (_STEM_KEEP). Both sides (keywords at compile time, prompt words
+    at classify time) go through the same function, so it only has to be consistent, not
+    linguistically right.
+    """
+    w = word
+    if len(w) <= 3 or not w.isalpha() or w in _STEM_KEEP:
+        return w
+    if w.endswith("sses") or (w.endswith("ies") and len(w) > 4):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w.endswith("ization") and len(w) > 9:
+        w = w[:-5]
+    elif w.endswith("ation") and len(w) >= 8:
+        w = w[:-3]
+    elif w.endswith("ment") and len(w) >= 10:
+        w = w[:-4]
+    elif w.endswith("ing") and len(w) >= 6 and _has_vowel(w[:-3]):
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and not w.endswith("eed") and len(w) >= 5 and _has_vowel(w[:-2]):
+        w = _undouble(w[:-2])
+    if len(w) >= 4:
+        if w.endswith("e"):
+            w = w[:-1]
+        elif w.endswith("y") and w[-2] not in _VOWELS:
+            w = w[:-1] + "i"
+    return w
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A text split into lowercase words.
+
+    ``words`` keeps order (phrases match on it); ``extras`` holds joined forms of identifiers
+    (``useEffect`` -> ``useeffect``, ``pre-commit`` -> ``precommit``), looked up as single
+    words only.
+    """
+
+    words: tuple[str, ...]
+    extras: tuple[str, ...]
+
+
+def tokenize(text: str) -> Tokens:
+    """Lowercase words of ``text``, splitting snake_case, kebab-case, camelCase and paths."""
+    for pattern, replacement in _SPECIAL_TOKENS:
+        text = pattern.sub(replacement, text)
+    words: list[str] = []
+    extras: list[str] = []
+    for match in _COMPOUND_RE.finditer(text):
+        compound = match.group()
+        parts: list[str] = []
+        for piece in re.split(r"[-_]", compound):
+            if not piece:
+                continue
+            parts.extend(_CAMEL_RE.sub(" ", piece).lower().split())
+        words.extend(parts)
+        if len(parts) > 1:
+            joined = "".join(parts)
+            if len(joined) <= 40:
+                extras.append(joined)
+    return Tokens(tuple(words), tuple(extras))
+
+
+def _phrase_stems(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in tokenize(text).words)
+
+
+# --- typo table ----------------------------------------------------------------------------------
+
+
+def _max_edits(word: str) -> int:
+    if len(word) < FUZZY_MIN_LEN:
+        return 0
+    return 2 if len(word) >= FUZZY_TWO_EDITS_LEN else 1
+
+
+def _deletes(word: str, depth: int) -> set[str]:
+    """``word`` and every string made from it by deleting up to ``depth`` characters, never the
+    first one (a fuzzy match must keep the first letter anyway)."""
+    out = {word}
+    frontier = {word}
+    for _ in range(depth):
+        nxt: set[str] = set()
+        for w in frontier:
+            for i in range(1, len(w)):
+                nxt.add(w[:i] + w[i + 1 :])
+        out |= nxt
+        frontier = nxt
+    return out
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance (a transposition is one edit), or ``limit + 1`` as soon
+    as it is known to exceed ``limit``. Pure Python, fine for the few short words it sees."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, prev2[j - 2] + 1)
+            cur[j] = v
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+# --- compiled rooms ---------------------------------------------------------------------------
+
+# term stem -> [[room, weight], ...]
+TermTable = dict[str, list[list[Any]]]
+# deletion variant -> index into CompiledRooms.fuzzy (an int, or a list when several share it)
+TypoTable = dict[str, Any]
+# first stem -> [[[stem, ...], [[room, weight], ...]], ...], longest phrase first
+PhraseTable = dict[str, list[list[Any]]]
+
+
+@dataclass
+class CompiledRooms:
+    """Everything ``classify`` needs, as plain JSON-compatible data.
+
+    ``fuzzy`` lists the typo-matchable keyword forms as ``[form, term]`` (``["deployment",
+    "deploy"]``: the form as written, and its key in ``terms``). ``typos`` maps each one-deletion
+    variant of a form (and the form itself) to its index in ``fuzzy``. Only depth one is stored
+    (it keeps the cached JSON small enough to load in about a millisecond on every prompt); the
+    prompt side deletes up to two letters of long words, which still catches two inserted
+    letters ("authentification") and an insertion plus a substitution.
+    """
+
+    rooms: dict[str, dict[str, Any]]
+    terms: TermTable
+    phrases: PhraseTable
+    fuzzy: list[list[str]]
+    typos: TypoTable
+    format: int = COMPILED_FORMAT
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self.rooms)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "format": self.format,
+                "rooms": self.rooms,
+                "terms": self.terms,
+                "phrases": self.phrases,
+                "fuzzy": self.fuzzy,
+                "typos": self.typos,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> CompiledRooms:
+        """Load a cached compile. Raises ConfigError if it is not one or is from another
+        format version (the caller then recompiles from rooms.yaml)."""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(
+                f"cached room table is not valid JSON ({exc}); run `memory-tool index` to rebuild"
+            ) from exc
+        if not isinstance(data, dict) or data.get("format") != COMPILED_FORMAT:
+            raise ConfigError(
+                "cached room table is from another memory-tool version; "
+                "run `memory-tool index` to rebuild it"
+            )
+        try:
+            return cls(
+                rooms=data["rooms"],
+                terms=data["terms"],
+                phrases=data["phrases"],
+                fuzzy=data["fuzzy"],
+                typos=data["typos"],
+            )
+        except KeyError as exc:
+            raise ConfigError(
+                f"cached room table lacks {exc}; run `memory-tool index` to rebuild it"
+            ) from exc
+
+
+def _string_list(room: str, key: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+        raise ConfigError(
+            f"rooms.yaml: room {room!r}: {key!r} must be a list of words, e.g. {key}: [a, b]"
+        )
+    return [str(v) for v in value if str(v).strip()]
+
+
+class _Builder:
+    def __init__(self) -> None:
+        # term stem -> room -> weight (max over the ways the room lists it)
+        self.terms: dict[str, dict[str, float]] = {}
+        self.phrases: dict[tuple[str, ...], dict[str, float]] = {}
+        self.surface: dict[str, str] = {}  # typo-matchable form as written -> its term stem
+
+    def add_word(self, room: str, word: str, weight: float) -> None:
+        tokens = tokenize(word).words
+        if len(tokens) > 1:  # "node_modules", "e-mail": a word in YAML that tokenises to several
+            self.add_phrase(room, word, weight)
+            joined = "".join(tokens)
+            self._add_term(room, joined, joined, weight)
+            return
+        if tokens:
+            self._add_term(room, tokens[0], stem(tokens[0]), weight)
+
+    def _add_term(self, room: str, form: str, term: str, weight: float) -> None:
+        rooms = self.terms.setdefault(term, {})
+        rooms[room] = max(rooms.get(room, 0.0), weight)
+        if weight > WEAK_WEIGHT and form.isalpha() and _max_edits(form) > 0:
+            self.surface.setdefault(form, term)
+
+    def add_phrase(self, room: str, phrase: str, weight: float) -> None:
+        stems = _phrase_stems(phrase)
+        if len(stems) == 1:
+            self.add_word(room, phrase, weight)
+            return
+        if stems:
+            rooms = self.phrases.setdefault(stems, {})
+            rooms[room] = max(rooms.get(room, 0.0), weight)
+
+    def build(self, rooms_meta: dict[str, dict[str, Any]]) -> CompiledRooms:
+        # A term listed by several rooms says less about any one of them: divide by sqrt(df).
+        terms: TermTable = {}
+        for term in sorted(self.terms):
+            by_room = self.terms[term]
+            damp = 1.0 / math.sqrt(len(by_room))
+            terms[term] = [
+                [room, round(w * damp * rooms_meta[room]["weight"], 4)]
+                for room, w in sorted(by_room.items())
+            ]
+        phrases: PhraseTable = {}
+        for stems in sorted(self.phrases, key=lambda s: (s[0], -len(s), s)):
+            by_room = self.phrases[stems]
+            damp = 1.0 / math.sqrt(len(by_room))
+            phrases.setdefault(stems[0], []).append(
+                [
+                    list(stems),
+                    [
+                        [room, round(w * damp * rooms_meta[room]["weight"], 4)]
+                        for room, w in sorted(by_room.items())
+                    ],
+                ]
+            )
+        # A plural whose singular is also listed adds nothing: the prompt side also tries the
+        # word without its final "s".
+        forms = sorted(f for f in self.surface if not (f.endswith("s") and f[:-1] in self.surface))
+        fuzzy = [[form, self.surface[form]] for form in forms]
+        variants: dict[str, list[int]] = {}
+        for index, form in enumerate(forms):
+            for variant in _deletes(form, 1):
+                variants.setdefault(variant, []).append(index)
+        typos: TypoTable = {k: (v[0] if len(v) == 1 else v) for k, v in sorted(variants.items())}
+        return CompiledRooms(
+            rooms=rooms_meta, terms=terms, phrases=phrases, fuzzy=fuzzy, typos=typos
+        )
+
+
+def _room_name_words(name: str) -> tuple[str, tuple[str, ...]]:
+    """A room's own name is always one of its terms: "ci" a keyword, "data-pipeline" a phrase."""
+    words = tokenize(name).words
+    return (" ".join(words), words)
+
+
+def compile_rooms(
+    spec: Mapping[str, Any],
+    extra_room_names: Iterable[str] = (),
+    instincts: Iterable[Instinct] = (),
+) -> CompiledRooms:
+    """Compile the parsed rooms.yaml mapping (``{"rooms": {name: {...}}}``) for ``classify``.
+
+    ``extra_room_names``: rooms that exist only as palace folders (``rooms/<name>/``); each is
+    recognised by its name until rooms.yaml gives it keywords. ``instincts``: the mature ones
+    (confidence >= MATURE_CONFIDENCE) add their trigger words to their domain room's keywords.
+    Raises ConfigError when the mapping is malformed.
+    """
+    rooms_spec = spec.get("rooms") if isinstance(spec, Mapping) else None
+    if not isinstance(rooms_spec, Mapping):
+        raise ConfigError(
+            "rooms.yaml must have a top-level `rooms:` mapping of room name to "
+            "{keywords, phrases, aliases}; see templates/rooms.yaml for an example"
+        )
+    builder = _Builder()
+    meta: dict[str, dict[str, Any]] = {}
+    for raw_name, body in rooms_spec.items():
+        name = str(raw_name).strip().lower()
+        if not name or not tokenize(name).words:
+            raise ConfigError(f"rooms.yaml: {raw_name!r} is not a usable room name")
+        if body is None:
+            body = {}
+        if not isinstance(body, Mapping):
+            raise ConfigError(
+                f"rooms.yaml: room {name!r} must be a mapping with keywords/phrases/aliases"
+            )
+        weight = body.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+            raise ConfigError(f"rooms.yaml: room {name!r}: weight must be a positive number")
+        description = body.get("description") or ""
+        meta[name] = {"weight": float(weight), "description": str(description)}
+        for word in _string_list(name, "keywords", body.get("keywords")):
+            builder.add_word(name, word, KEYWORD_WEIGHT)
+        for word in _string_list(name, "aliases", body.get("aliases")):
+            builder.add_word(name, word, ALIAS_WEIGHT)
+        for word in _string_list(name, "weak", body.get("weak")):
+            builder.add_word(name, word, WEAK_WEIGHT)
+        for phrase in _string_list(name, "phrases", body.get("phrases")):
+            builder.add_phrase(name, phrase, PHRASE_WEIGHT)
+    for raw_name in extra_room_names:
+        name = str(raw_name).strip().lower()
+        if name and name not in meta and tokenize(name).words:
+            meta[name] = {"weight": 1.0, "description": ""}
+    for name in meta:
+        phrase, words = _room_name_words(name)
+        if len(words) == 1:
+            builder.add_word(name, words[0], KEYWORD_WEIGHT)
+        else:
+            builder.add_phrase(name, phrase, PHRASE_WEIGHT)
+            builder.add_word(name, "".join(words), KEYWORD_WEIGHT)
+    partial = builder.build(meta)  # lets instinct domains ("db", "k8s") resolve via aliases
+    added = False
+    for instinct in mature_instincts(instincts):
+        room = resolve_domain(instinct.domain, partial)
+        if room is None:
+            continue
+        for word in trigger_words(instinct.trigger):
+            builder.add_word(room, word, INSTINCT_WEIGHT)
+            added = True
+    return builder.build(meta) if added else partial
+
+
+# --- classification -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoomMatch:
+    """One room's score for a text and the terms that produced it (for `explain` output)."""
+
+    room: str
+    score: float
+    terms: tuple[str, ...]
+
+
+def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
+    """The term ``word`` is a typo of, with its weight factor, or None."""
+    limit = _max_edits(word)
+    if limit == 0:
+        return None
+    typos = rooms.typos
+    fuzzy = rooms.fuzzy
+    queries = [word]
+    if word.endswith("s") and len(word) > FUZZY_MIN_LEN:
+        queries.append(word[:-1])  # plural forms are not in the table (see _Builder.build)
+    best: tuple[int, str, str] | None = None
+    for query in queries:
+        for variant in _deletes(query, limit):
+            hit = typos.get(variant)
+            if hit is None:
+                continue
+            for index in hit if isinstance(hit, list) else (hit,):
+                form, term = fuzzy[index]
+                if form[0] != query[0]:  # typos rarely hit the first letter
+                    continue
+                allowed = min(limit, _max_edits(form))
+                dist = edit_distance(query, form, allowed)
+                if dist <= allowed and (best is None or (dist, form) < best[:2]):
+                    best = (dist, form, term)
+    if best is None or best[0] == 0:
+        return None
+    factor = FUZZY_FACTOR_ONE_EDIT if best[0] == 1 else FUZZY_FACTOR_TWO_EDITS
+    return best[2], factor
+
+
+def _raw_scores(
+    text: str, rooms: CompiledRooms
+) -> tuple[dict[str, float], dict[str, list[str]], int]:
+    """Per-room sums of matched term weights (each term once), matched terms, content length."""
+    tokens = tokenize(text)
+    words = tokens.words
+    stems = [stem(w) for w in words]
+    consumed = [False] * len(words)
+    scores: dict[str, float] = {}
+    matched: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()
+
+    def credit(label: str, weights: Sequence[Sequence[Any]], factor: float = 1.0) -> None:
+        for room, weight in weights:
+            if (room, label) in seen:
+                continue
+            seen.add((room, label))
+            scores[room] = scores.get(room, 0.0) + weight * factor
+            matched.setdefault(room, []).append(label)
+
+    phrases = rooms.phrases
+    i = 0
+    while i < len(stems):
+        step = 1
+        for phrase_stems, weights in phrases.get(stems[i], ()):  # longest first
+            n = len(phrase_stems)
+            if stems[i : i + n] == phrase_stems:
+                credit(" ".join(phrase_stems), weights)  # by stems: "unit tests" = "unit test"
+                for j in range(i, i + n):
+                    consumed[j] = True
+                step = n
+                break
+        i += step
+
+    terms = rooms.terms
+    candidates = [(w, s) for w, s, c in zip(words, stems, consumed, strict=True) if not c]
+    candidates += [(w, stem(w)) for w in tokens.extras]
+    for word, word_stem in candidates:
+        if word in STOP_WORDS:
+            continue
+        hit = terms.get(word_stem)
+        if hit is None:
+            # "python3", "oauth2", "sqlite3": fall back to the name without its version digits.
+            digits = _TRAILING_DIGITS_RE.match(word)
+            if digits:
+                word_stem = stem(digits.group(1))
+                hit = terms.get(word_stem)
+        if hit is not None:
+            credit(word_stem, hit)
+        elif word.isalpha():
+            fuzzy = _fuzzy_term(word, rooms)
+            if fuzzy is not None:
+                term, factor = fuzzy
+                credit(term, terms.get(term, ()), factor)
+    content = sum(1 for w in words if w not in STOP_WORDS and not w.isdigit())
+    return scores, matched, content
+
+
+def _length_factor(content_words: int) -> float:
+    if content_words <= LENGTH_PIVOT:
+        return 1.0
+    return math.sqrt(LENGTH_PIVOT / content_words)
+
+
+def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
+    """Every room with a non-zero score for ``text``, best first, with the terms that matched."""
+    scores, matched, content = _raw_scores(text, rooms)
+    factor = _length_factor(content)
+    out = [
+        RoomMatch(room, round(score * factor, 4), tuple(matched[room]))
+        for room, score in scores.items()
+        if score > 0
+    ]
+    out.sort(key=lambda m: (-m.score, m.room))
+    return out
+
+
+def classify(text: str, rooms: CompiledRooms) -> list[tuple[str, float]]:
+    """Rooms ``text`` is about, as (room, score) best first (ties by name), only those scoring
+    at least ROOM_THRESHOLD. An empty list means: inject no room."""
+    return [(m.room, m.score) for m in classify_detail(text, rooms) if m.score >= ROOM_THRESHOLD]
+
+
+def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms) -> str | None:
+    """The room a memory belongs to (at index time), or None.
+
+    Same machinery as ``classify``; the name (file stem, e.g. ``feedback_testing``) and the
+    description count more than the body, which is length-normalised like a prompt.
+    """
+    total: dict[str, float] = {}
+    for text, weight, normalise in (
+        (name, ENTRY_NAME_WEIGHT, False),
+        (description, ENTRY_DESCRIPTION_WEIGHT, False),
+        (body, ENTRY_BODY_WEIGHT, True),
+    ):
+        if not text:
+            continue
+        scores, _, content = _raw_scores(text, rooms)
+        factor = weight * (_length_factor(content) if normalise else 1.0)
+        for room, score in scores.items():
+            total[room] = total.get(room, 0.0) + score * factor
+    if not total:
+        return None
+    room, score = min(total.items(), key=lambda item: (-item[1], item[0]))
+    return room if score >= ROOM_THRESHOLD else None
+
+
+# --- instincts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Instinct:
+    """A learned pattern: when ``trigger`` comes up, ``action`` is what worked, in ``domain``."""
+
+    trigger: str
+    action: str
+    domain: str
+    confidence: float
+
+    @property
+    def mature(self) -> bool:
+        return self.confidence >= MATURE_CONFIDENCE
+
+
+def load_instincts(data: Iterable[Any]) -> list[Instinct]:
+    """Instincts from records ``{trigger, action, domain, confidence}`` (e.g. a parsed
+    mature-instincts.json). Records without a trigger or domain, or with a confidence that is
+    not a number, are skipped: one bad record must not cost the rest. Confidence is clamped
+    to [0, 1]."""
+    out: list[Instinct] = []
+    for record in data:
+        if not isinstance(record, Mapping):
+            continue
+        trigger = record.get("trigger")
+        domain = record.get("domain")
+        action = record.get("action", "")
+        confidence = record.get("confidence")
+        if not isinstance(trigger, str) or not trigger.strip():
+            continue
+        if not isinstance(domain, str) or not domain.strip():
+            continue
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+            continue
+        if math.isnan(confidence):
+            continue
+        out.append(
+            Instinct(
+                trigger=trigger.strip(),
+                action=str(action or "").strip(),
+                domain=domain.strip(),
+                confidence=min(1.0, max(0.0, float(confidence))),
+            )
+        )
+    return out
+
+
+def mature_instincts(
+    instincts: Iterable[Instinct], min_confidence: float = MATURE_CONFIDENCE
+) -> list[Instinct]:
+    """Instincts at or above ``min_confidence``, most confident first (ties by trigger)."""
+    return sorted(
+        (i for i in instincts if i.confidence >= min_confidence),
+        key=lambda i: (-i.confidence, i.trigger, i.domain, i.action),
+    )
+
+
+def trigger_words(trigger: str) -> list[str]:
+    """The words of an instinct trigger that join its room's keywords: not stop words, not
+    digits, at least TRIGGER_WORD_MIN_LEN letters. A trigger should name something specific
+    ("flyway checksum"): its words then fire the room on their own."""
+    out: list[str] = []
+    for word in tokenize(trigger).words:
+        if (
+            len(word) >= TRIGGER_WORD_MIN_LEN
+            and word not in STOP_WORDS
+            and not word.isdigit()
+            and word not in out
+        ):
+            out.append(word)
+    return out
+
+
+def resolve_domain(domain: str, rooms: CompiledRooms | None = None) -> str | None:
+    """The room an instinct's ``domain`` names: the room itself ("database", "Data Pipeline"),
+    or, given compiled rooms, the one room a word of it points to ("db", "k8s", "auth")."""
+    name = "-".join(tokenize(domain).words)
+    if rooms is None:
+        return name or None
+    if name in rooms.rooms:
+        return name
+    scores, _, _ = _raw_scores(domain, rooms)
+    if not scores:
+        return None
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
+        return None  # ambiguous: better no room than a wrong one
+    return ranked[0][0]
+
+
+def instincts_for(
+    room: str,
+    instincts: Iterable[Instinct],
+    rooms: CompiledRooms | None = None,
+    min_confidence: float = MATURE_CONFIDENCE,
+) -> list[Instinct]:
+    """The mature instincts of ``room`` (injected with its recall), most confident first.
+    Pass ``rooms`` to also match domains given as an alias ("db" for database)."""
+    return [
+        i
+        for i in mature_instincts(instincts, min_confidence)
+        if resolve_domain(i.domain, rooms) == room
+    ]
