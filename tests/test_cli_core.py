@@ -1,0 +1,113 @@
+"""The core commands, through click as a person runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memory_tool import paths, tokens
+from memory_tool.cli import main
+
+
+def cli(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_init_creates_the_palace_and_never_overwrites() -> None:
+    cli("init")
+    root = paths.state_root()
+    for name in ("identity", "rooms", "wiki", "cold", "hot", "config.yaml", "rooms.yaml"):
+        assert (root / name).exists()
+    (root / "config.yaml").write_text("always_load_max: 9\n")
+    out = cli("init")
+    assert "kept" in out
+    assert (root / "config.yaml").read_text() == "always_load_max: 9\n"
+
+
+def test_add_writes_a_claude_code_memory_and_its_index_line(project: Path) -> None:
+    out = cli(
+        "add",
+        "--type",
+        "feedback",
+        "--importance",
+        "5",
+        "--cwd",
+        str(project),
+        "Never force-push to main. Use --force-with-lease.",
+    )
+    entry_id = out.split()[1]
+    folder = paths.project_memory_dir(project)
+    (path,) = folder.glob("feedback_*.md")
+    text = path.read_text()
+    assert text.startswith("---\nname: never-force-push-to-main")
+    assert (
+        "metadata:\n  type: feedback" in text
+        and "created: '2026-11-29'" in text
+        or "created: 2026-11-29" in text
+    )
+    assert f"]({path.name}) — Never force-push to main." in (folder / "MEMORY.md").read_text()
+    shown = cli("show", entry_id)
+    assert "Never force-push to main." in shown and str(path) in shown
+
+
+def test_add_redacts_secrets_and_drops_private_text(project: Path) -> None:
+    cli(
+        "add",
+        "--type",
+        "reference",
+        "--cwd",
+        str(project),
+        "Staging key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 <private>my diary</private> ok",
+    )
+    (path,) = paths.project_memory_dir(project).glob("reference_*.md")
+    text = path.read_text()
+    assert "sk-ant-api03-abcdefghijklmnop" not in text and "REDACTED" in text
+    assert "my diary" not in text
+
+
+def test_add_to_a_room_and_to_the_wiki(project: Path) -> None:
+    cli("add", "--room", "database", "--cwd", str(project), "Pool size is 20.")
+    cli("add", "--tier", "wiki", "--type", "wiki", "--cwd", str(project), "ADR: we chose Postgres.")
+    assert list((paths.state_root() / "rooms" / "database").glob("*.md"))
+    assert list((paths.state_root() / "wiki").glob("*.md"))
+    listed = json.loads(cli("list", "--json"))
+    assert {r["room"] for r in listed} >= {"database"}
+    assert {r["type"] for r in listed} == {"project", "wiki"}
+
+
+def test_wake_reports_each_layer_against_its_budget(project: Path) -> None:
+    cli("add", "--type", "user", "--cwd", str(project), "The user is Sam, a data engineer.")
+    cli("add", "--type", "project", "--cwd", str(project), "The ETL runs nightly at 02:00 UTC.")
+    out = cli("wake", "--cwd", str(project))
+    assert "The user is Sam" in out and "ETL runs nightly" in out
+    assert "L1: " in out and "/200 tokens" in out and "/500 tokens" in out
+    data = json.loads(cli("wake", "--cwd", str(project), "--json"))
+    assert data["verified_tokens"] == data["tokens"] == tokens.count(data["text"])
+    assert data["layers"]["L1"]["tokens"] <= data["layers"]["L1"]["budget"]
+
+
+def test_list_layer_marks_what_the_brief_holds(project: Path) -> None:
+    for i in range(20):
+        cli("add", "--type", "feedback", "--cwd", str(project), f"Rule number {i} is important.")
+    out = cli("list", "--layer", "L2", "--cwd", str(project))
+    lines = out.strip().splitlines()
+    assert len(lines) == 20
+    assert sum(line.startswith("* ") for line in lines) == 15
+
+
+def test_unknown_and_malformed_ids_are_clear_errors() -> None:
+    runner = CliRunner()
+    bad = runner.invoke(main, ["show", "p-000000"])
+    assert bad.exit_code == 1 and "no memory with id" in bad.output
+    evil = runner.invoke(main, ["show", "../../etc/passwd"])
+    assert evil.exit_code == 1 and "is not a memory id" in evil.output
+
+
+def test_index_command_reports_counts(project: Path) -> None:
+    cli("add", "--type", "project", "--cwd", str(project), "Fact.")
+    out = cli("index", "--rebuild", "--cwd", str(project))
+    assert "1 entries" in out

@@ -1,0 +1,101 @@
+"""Hooks as whole processes: valid output when things are fine, silence when they are not."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from helpers import run_hook, write_memory
+
+from memory_tool import paths
+
+
+def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
+    return {
+        "session_id": "s1",
+        "transcript_path": "/nonexistent.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
+
+
+def log_text() -> str:
+    log = paths.log_file()
+    return log.read_text() if log.exists() else ""
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
+def test_session_start_injects_the_brief(project: Path, source: str) -> None:
+    write_memory(
+        paths.project_memory_dir(project),
+        "feedback_x.md",
+        "Never skip the tests.",
+        type_="feedback",
+    )
+    proc = run_hook("SessionStart", start_payload(project, source))
+    assert proc.returncode == 0
+    out = json.loads(proc.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    assert "Never skip the tests." in ctx
+    assert ctx.startswith("<memory-context>")
+    assert len(proc.stdout) < 10_000
+
+
+def test_fresh_machine_without_palace_still_answers(project: Path) -> None:
+    proc = run_hook("SessionStart", start_payload(project))
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+@pytest.mark.parametrize(
+    "stdin", [b"", b"not json", b"[1, 2]", b"\xff\xfe\x00garbage", b'{"cwd": 5', b"null"]
+)
+def test_garbage_stdin_exits_0_silently_and_logs(stdin: bytes) -> None:
+    proc = run_hook("SessionStart", stdin)
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    assert "SessionStart" in log_text()
+
+
+def test_broken_yaml_and_odd_files_do_not_break_the_hook(project: Path) -> None:
+    d = paths.project_memory_dir(project)
+    d.mkdir(parents=True)
+    (d / "feedback_broken.md").write_text("---\n: : [\n---\nA rule with broken YAML.\n")
+    (d / "project_binary.md").write_bytes(b"\x00\x01\x02\xff" * 100)
+    (d / "dir_named.md").mkdir()
+    os.symlink(d / "missing-target.md", d / "project_dangling.md")
+    os.symlink(d, d / "loop")
+    write_memory(d, "project_ok.md", "A healthy fact.", type_="project")
+    proc = run_hook("SessionStart", start_payload(project))
+    assert proc.returncode == 0
+    ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "A healthy fact." in ctx
+    assert "A rule with broken YAML." in ctx
+
+
+def test_corrupt_index_is_recovered_by_the_hook(project: Path) -> None:
+    write_memory(
+        paths.project_memory_dir(project), "project_a.md", "Recovered fact.", type_="project"
+    )
+    assert run_hook("SessionStart", start_payload(project)).returncode == 0
+    db = paths.index_file()
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    with open(db, "r+b") as fh:
+        fh.seek(0)
+        fh.write(b"\x00" * 4096)
+    proc = run_hook("SessionStart", start_payload(project))
+    assert proc.returncode == 0
+    assert "Recovered fact." in proc.stdout.decode()
+
+
+def test_unwritable_state_root_fails_open(project: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state root should be")
+    proc = run_hook("SessionStart", start_payload(project), env={"MEMORY_TOOL_HOME": str(blocker)})
+    assert proc.returncode == 0
+    assert proc.stdout == b""

@@ -1,0 +1,129 @@
+"""The index is derived from the files: incremental, id-stable, and rebuilt when corrupt."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from helpers import write_memory
+
+from memory_tool import paths
+from memory_tool.index import open_index
+
+
+def mem_dir(project: Path) -> Path:
+    return paths.project_memory_dir(project)
+
+
+def test_both_frontmatter_layouts_and_filename_prefix(project: Path) -> None:
+    d = mem_dir(project)
+    write_memory(d, "a.md", "Nested type layout.", type_="feedback", layout="metadata")
+    write_memory(d, "b.md", "Top-level type layout.", type_="project", layout="top")
+    write_memory(d, "user_role.md", "Type from the file-name prefix.", layout="none")
+    (d / "MEMORY.md").write_text("- [a](a.md) — index, not a memory\n")
+    with open_index() as idx:
+        idx.refresh(project)
+        types = {Path(e.path).name: e.type for e in idx.query()}
+    assert types == {"a.md": "feedback", "b.md": "project", "user_role.md": "user"}
+
+
+def test_broken_frontmatter_is_indexed_with_its_error(project: Path) -> None:
+    d = mem_dir(project)
+    d.mkdir(parents=True)
+    (d / "feedback_x.md").write_text("---\nname: [unclosed\n---\nStill a rule worth keeping.\n")
+    with open_index() as idx:
+        idx.refresh(project)
+        (e,) = idx.query()
+    assert e.type == "feedback"
+    assert "broken frontmatter" in e.error
+    assert "Still a rule" in e.body
+
+
+def test_ids_are_stable_across_rebuild_and_deletion_of_the_index(project: Path) -> None:
+    d = mem_dir(project)
+    for i in range(20):
+        write_memory(d, f"project_{i}.md", f"Fact number {i}.", type_="project")
+    with open_index() as idx:
+        idx.refresh(project)
+        before = {e.path: e.id for e in idx.query()}
+        idx.rebuild(project)
+        after_rebuild = {e.path: e.id for e in idx.query()}
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(paths.index_file()) + suffix).unlink(missing_ok=True)
+    with open_index() as idx:
+        idx.refresh(project)
+        after_delete = {e.path: e.id for e in idx.query()}
+    assert before == after_rebuild == after_delete
+    assert all(len(i) == 8 and i.startswith("p-") for i in before.values())
+
+
+def test_frontmatter_id_wins(project: Path) -> None:
+    write_memory(
+        mem_dir(project), "project_x.md", "Has its own id.", type_="project", id="deploy-rule"
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+        assert idx.get("deploy-rule").body.strip() == "Has its own id."
+
+
+def test_refresh_reads_only_new_and_changed_files(project: Path) -> None:
+    d = mem_dir(project)
+    keep = write_memory(d, "project_keep.md", "Original text.", type_="project")
+    change = write_memory(d, "project_change.md", "Will change.", type_="project")
+    gone = write_memory(d, "project_gone.md", "Will be deleted.", type_="project")
+    with open_index() as idx:
+        idx.refresh(project)
+        # Same size and mtime, different bytes: a refresh that re-read contents would notice.
+        st = keep.stat()
+        keep.write_text(keep.read_text().replace("Original", "Sneakily"))
+        os.utime(keep, ns=(st.st_atime_ns, st.st_mtime_ns))
+        change.write_text(change.read_text().replace("Will change.", "Has changed now."))
+        gone.unlink()
+        write_memory(d, "project_new.md", "Brand new.", type_="project")
+        stats = idx.refresh(project)
+        bodies = {Path(e.path).name: e.body.strip() for e in idx.query()}
+    assert [Path(p).name for p in stats.added] == ["project_new.md"]
+    assert [Path(p).name for p in stats.changed] == ["project_change.md"]
+    assert [Path(p).name for p in stats.removed] == ["project_gone.md"]
+    assert bodies == {
+        "project_keep.md": "Original text.",
+        "project_change.md": "Has changed now.",
+        "project_new.md": "Brand new.",
+    }
+
+
+def test_corrupt_index_is_moved_aside_and_rebuilt(project: Path) -> None:
+    write_memory(mem_dir(project), "project_a.md", "Survives corruption.", type_="project")
+    with open_index() as idx:
+        idx.refresh(project)
+    db = paths.index_file()
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    with open_index() as idx:
+        idx.refresh(project)
+        assert [e.body.strip() for e in idx.query()] == ["Survives corruption."]
+    assert list(db.parent.glob("index.db.corrupt-*"))
+
+
+def test_index_and_memory_files_are_private(project: Path) -> None:
+    from memory_tool.palace import add_memory
+
+    with open_index() as idx:
+        e = add_memory(idx, "A private fact.", type_="user", cwd=project)
+    assert paths.index_file().stat().st_mode & 0o777 == 0o600
+    assert Path(e.path).stat().st_mode & 0o777 == 0o600
+    assert Path(e.path).parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_palace_sources_get_their_types_and_rooms(project: Path) -> None:
+    root = paths.state_root()
+    write_memory(root / "identity", "me.md", "I maintain the billing stack.")
+    write_memory(root / "rooms" / "database", "pool.md", "Pool size is 20 per worker.")
+    write_memory(root / "wiki", "adr-1.md", "We chose Postgres over MySQL.")
+    with open_index() as idx:
+        idx.refresh(project)
+        got = {Path(e.path).name: (e.type, e.room, e.room_origin) for e in idx.query()}
+    assert got["me.md"][0] == "user"
+    assert got["pool.md"] == ("note", "database", "folder")
+    assert got["adr-1.md"][0] == "wiki"

@@ -1,0 +1,68 @@
+"""Project folder naming must match Claude Code's, or we read the wrong memory folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_tool import paths
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("/home/user/work/my-repo", "-home-user-work-my-repo"),
+        ("/r/My Repo.v2", "-r-My-Repo-v2"),
+        ("/tmp/a_b/c.d e", "-tmp-a-b-c-d-e"),
+        ("/srv/ünï", "-srv--n-"),
+    ],
+)
+def test_sanitize_path_matches_claude_code(path: str, key: str) -> None:
+    assert paths.sanitize_path(path) == key
+
+
+def test_long_paths_are_cut_and_hashed() -> None:
+    long = "/x" * 150
+    key = paths.sanitize_path(long)
+    assert key.startswith("-x-x")
+    assert len(key) > paths.MAX_PROJECT_KEY_CHARS
+    assert key[: paths.MAX_PROJECT_KEY_CHARS] == paths.sanitize_path(long)[:200]
+    assert paths.sanitize_path(long + "y") != key
+
+
+def test_subfolder_maps_to_git_root(tmp_path: Path) -> None:
+    repo = tmp_path / "My Repo.v2"
+    (repo / ".git").mkdir(parents=True)
+    sub = repo / "sub dir"
+    sub.mkdir()
+    assert paths.project_root(sub) == repo
+    assert paths.project_key(sub) == paths.sanitize_path(str(repo))
+
+
+def test_linked_worktree_maps_to_main_repository(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    gitdir = main / ".git" / "worktrees" / "feature"
+    gitdir.mkdir(parents=True)
+    (gitdir / "commondir").write_text("../..\n")
+    wt = tmp_path / "feature-wt"
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {gitdir}\n")
+    (wt / "pkg").mkdir()
+    assert paths.project_root(wt / "pkg") == main
+    assert paths.project_key(wt) == paths.project_key(main)
+
+
+def test_outside_git_uses_the_directory(tmp_path: Path) -> None:
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    assert paths.project_root(plain) == plain
+
+
+def test_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert paths.config_dir() == tmp_path / "cfg"
+    assert paths.state_root() == tmp_path / "cfg" / "memory-tool"
+    monkeypatch.setenv("MEMORY_TOOL_HOME", str(tmp_path / "state"))
+    assert paths.state_root() == tmp_path / "state"
+    assert paths.index_file() == tmp_path / "state" / "index.db"

@@ -1,0 +1,95 @@
+"""install/uninstall keep every other setting exactly, and leave no trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memory_tool import paths, settings
+from memory_tool.cli import main
+from memory_tool.errors import SettingsError
+
+USER_SETTINGS = """{
+  "model": "opus",
+  "permissions": {"allow": ["Bash(ls:*)"]},
+  "hooks": {
+    "SessionStart": [
+      {"matcher": "startup", "hooks": [{"type": "command", "command": "echo mine", "timeout": 3}]}
+    ],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]
+  }
+}
+"""
+
+
+def write_settings(text: str) -> Path:
+    path = paths.settings_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_install_merges_and_uninstall_restores_bytes() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    data = json.loads(path.read_text())
+    assert data["model"] == "opus" and data["permissions"] == {"allow": ["Bash(ls:*)"]}
+    commands = [h["command"] for g in data["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert "echo mine" in commands
+    assert any("session_start.py" in c for c in commands)
+    assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "guard.sh"
+    assert path.with_name("settings.json.memory-tool.bak").read_text() == USER_SETTINGS
+    settings.uninstall()
+    assert path.read_text() == USER_SETTINGS
+
+
+def test_install_is_idempotent() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    once = path.read_bytes()
+    plan = settings.install()
+    assert not plan.changes
+    assert path.read_bytes() == once
+    handlers = [h["command"] for g in json.loads(once)["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert sum("session_start.py" in c for c in handlers) == 1
+
+
+def test_install_then_uninstall_without_prior_settings_leaves_nothing() -> None:
+    path = paths.settings_file()
+    settings.install()
+    assert path.exists()
+    settings.uninstall()
+    assert not path.exists()
+
+
+def test_user_changes_made_after_install_survive_uninstall() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    data = json.loads(path.read_text())
+    data["theme"] = "dark"
+    path.write_text(json.dumps(data, indent=2))
+    settings.uninstall()
+    after = json.loads(path.read_text())
+    assert after["theme"] == "dark"
+    assert after["hooks"]["SessionStart"] == json.loads(USER_SETTINGS)["hooks"]["SessionStart"]
+    assert "session_start.py" not in path.read_text()
+
+
+def test_invalid_settings_are_never_touched() -> None:
+    path = write_settings("{ not json")
+    with pytest.raises(SettingsError):
+        settings.install()
+    assert path.read_text() == "{ not json"
+    result = CliRunner().invoke(main, ["install"])
+    assert result.exit_code == 1 and "not valid JSON" in result.output
+
+
+def test_dry_run_changes_nothing() -> None:
+    path = write_settings(USER_SETTINGS)
+    result = CliRunner().invoke(main, ["install", "--dry-run"])
+    assert result.exit_code == 0
+    assert "session_start.py" in result.output
+    assert path.read_text() == USER_SETTINGS
