@@ -1,0 +1,412 @@
+"""Keep secrets and private text out of memory, and keep memory text inside its fence.
+
+Everything that writes memory to disk calls :func:`sanitize` first (``<private>`` spans
+removed, then secrets replaced by ``[REDACTED:<kind>]``). Everything that injects memory into
+the model's context wraps it in ``<memory-context>`` … ``</memory-context>`` and passes each
+memory's text through :func:`escape_fence` so stored text can neither close that fence nor
+forge one of our tags. Text captured back from a session goes through :func:`strip_injected`
+so we never store what we injected ourselves.
+
+Runs on hook paths (every prompt), so: stdlib ``re`` only, patterns compiled once at import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+__all__ = [
+    "FENCE_LOOKALIKE",
+    "FENCE_TAG",
+    "LazyPattern",
+    "OUR_TAGS",
+    "REDACTION_PATTERNS",
+    "escape_fence",
+    "redact",
+    "sanitize",
+    "strip_injected",
+    "strip_private",
+]
+
+
+class LazyPattern:
+    """A regex compiled on first use.
+
+    Compiling this module's ~25 patterns costs ~7 ms, a third of a hook's whole budget; a
+    UserPromptSubmit hook that only escapes the fence should not pay for redaction patterns.
+    """
+
+    __slots__ = ("_compiled", "_flags", "source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self._flags)
+        return self._compiled
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+
+# --------------------------------------------------------------------------------------------
+# <private> spans
+# --------------------------------------------------------------------------------------------
+
+# Opening tag may carry attributes (`<private reason="x">`); both tags case-insensitive and
+# tolerant of inner whitespace (`< / PRIVATE >`) so a sloppy close still closes.
+# `<private-notes>` is a different tag; `<private/>` is empty and changes nothing.
+_PRIVATE_TAG = LazyPattern(r"<\s*(/?)\s*private(?![\w-])([^<>]*)>", re.IGNORECASE)
+
+
+def strip_private(text: str) -> str:
+    """Remove every ``<private>…</private>`` span, tags included.
+
+    Nesting is counted, so ``<private>a<private>b</private>c</private>`` removes all of it. An
+    unclosed ``<private>`` removes everything after it (fail closed: a forgotten close tag must
+    not leak the rest). A stray ``</private>`` with nothing open is dropped and the text around
+    it kept.
+    """
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    pos = 0
+    for m in _PRIVATE_TAG.finditer(text):
+        if depth == 0:
+            out.append(text[pos : m.start()])
+        if m.group(1):  # closing tag
+            depth = max(0, depth - 1)
+        elif not m.group(2).rstrip().endswith("/"):  # self-closing opens nothing
+            depth += 1
+        pos = m.end()
+    if depth == 0:
+        out.append(text[pos:])
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Secret redaction
+# --------------------------------------------------------------------------------------------
+
+_Replacer = Callable[["re.Match[str]"], str]
+
+_REDACTED_PREFIX = "[REDACTED"
+
+
+def _whole(kind: str) -> _Replacer:
+    """Replace the entire match."""
+    tag = f"[REDACTED:{kind}]"
+    return lambda _m: tag
+
+
+def _splice(m: re.Match[str], group: str, replacement: str) -> str:
+    """The match with one group replaced, everything around it kept."""
+    start, end = m.span(group)
+    base = m.start()
+    whole = m.group(0)
+    return whole[: start - base] + replacement + whole[end - base :]
+
+
+def _group(kind: str, group: str = "secret") -> _Replacer:
+    """Replace only the named group, keeping the context (key name, user, host) around it."""
+    tag = f"[REDACTED:{kind}]"
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(group).startswith(_REDACTED_PREFIX):  # a more specific pattern got it
+            return m.group(0)
+        return _splice(m, group, tag)
+
+    return repl
+
+
+# The key of an assignment: a whole identifier whose last word is a secret keyword
+# (`password`, `DB_PASSWORD`, `github_token`, `clientSecret`, `x-api-key`, `SECRET_KEY`).
+# Anchored at an identifier start and required to END at the keyword, so `max_tokens`,
+# `token_count`, `secretary`, `password_reset` never match. `pwd` is deliberately absent:
+# `PWD=/home/me` is the working directory, not a password.
+_KEY = r"""
+    (?<![\w.-])
+    (?P<key>[A-Za-z0-9_.-]*?
+        (?P<kw>passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey
+            |(?:secret|private|access|signing|encryption|master)[_-]?key)
+    )
+    (?![\w-])
+"""
+
+# `key = "value"` / `key: 'value'` with a quoted value: env, YAML, JSON, Python, TOML. The
+# key may itself be quoted (JSON). `==` is a comparison and `::` a scope, not assignments.
+_ASSIGN_QUOTED = LazyPattern(
+    _KEY
+    + r"""
+    ["']?[ \t]*(?:=(?!=)|:(?!:))[ \t]*
+    (?P<q>["'])(?P<secret>(?:\\.|(?!(?P=q))[^\\\n])+)(?P=q)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# `key=value` with an unquoted value (env files, shell, CLI flags, query strings). The value
+# ends at whitespace, a quote or `&` (the next query parameter).
+_ASSIGN_EQ_BARE = LazyPattern(
+    _KEY + r"""["']?[ \t]*=(?!=)[ \t]*(?P<secret>[^\s'"`&]+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# `key: value` unquoted (YAML). Prose uses colons too ("Token: we refresh it hourly"), so
+# only a key at the start of a line whose value is a single word ending the line counts.
+_ASSIGN_COLON_BARE = LazyPattern(
+    r"(?m)^[ \t]*(?:-[ \t]+)?" + _KEY + r"""[ \t]*:[ \t]*(?P<secret>[^\s'"`#]+)[ \t]*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# Assignment values that are placeholders or code, not secrets: redacting them would only
+# destroy useful text (`password=None`, `token=$GITHUB_TOKEN`, `api_key=os.environ[...]`,
+# `token=request.headers[...]`, `secret=get_secret()`).
+_NOT_A_SECRET_VALUE = LazyPattern(
+    r"""(?ix)
+    (?: none | null | nil | true | false | undefined )[,;)\]}]*$
+    | \$                                    # shell / template variable: $TOKEN, ${TOKEN}
+    | \[REDACTED                            # already redacted by a more specific pattern
+    | <[^<>]*>$                             # <your-token-here>
+    | \{\{                                  # {{ secrets.TOKEN }}
+    | %\(                                   # %(password)s
+    | \*+$                                  # ****
+    | (?:os\.environ|os\.getenv|process\.env)
+    | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]   # a call or subscript: get_token(), env["X"]
+    """
+)
+
+# Trailing punctuation that closes the surrounding code, not the secret: `f(password=abc)`.
+_TRAILING_CODE_PUNCT = LazyPattern(r"[,;)\]}]+$")
+
+
+def _kind_for(keyword: str) -> str:
+    kw = keyword.lower()
+    if kw.startswith("pass"):
+        return "password"
+    if kw == "token":
+        return "token"
+    if kw.startswith("api"):
+        return "api_key"
+    return "secret"
+
+
+def _assignment(*, bare: bool) -> _Replacer:
+    def repl(m: re.Match[str]) -> str:
+        value = m.group("secret")
+        if _NOT_A_SECRET_VALUE.match(value):
+            return m.group(0)
+        tail = ""
+        if bare:
+            trailing = _TRAILING_CODE_PUNCT.search(value)
+            if trailing:
+                value, tail = value[: trailing.start()], trailing.group(0)
+        # `password=password`, `token = token`: passing a variable along, not a secret.
+        if not value or value.lower() in (m.group("key").lower(), m.group("kw").lower()):
+            return m.group(0)
+        return _splice(m, "secret", f"[REDACTED:{_kind_for(m.group('kw'))}]{tail}")
+
+    return repl
+
+
+# (kind, pattern, replacer), applied in order. Order matters: whole key blocks first, then
+# vendor prefixes (Anthropic before the generic OpenAI sk-), then context patterns (URLs,
+# headers, assignments) which skip values a more specific pattern already redacted, so the
+# most specific kind wins and redact() is idempotent.
+REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
+    # PEM / OpenSSH private keys, header to footer. An unterminated block (a paste cut short)
+    # is redacted to the end of the text: fail closed.
+    (
+        "private_key",
+        LazyPattern(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY( BLOCK)?-----"
+            r".*?(?:-----END[ A-Z0-9]*PRIVATE KEY( BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+        _whole("private_key"),
+    ),
+    # Anthropic: sk-ant-api03-…, sk-ant-admin01-…. Before the OpenAI pattern, which would
+    # otherwise claim it as sk-….
+    ("anthropic_key", LazyPattern(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), _whole("anthropic_key")),
+    # GitHub: classic ghp_/gho_/ghu_/ghs_/ghr_ (36 chars after the prefix) and fine-grained
+    # github_pat_ (82). Minimums a little lower to catch older and hand-made test tokens.
+    (
+        "github_token",
+        LazyPattern(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})\b"),
+        _whole("github_token"),
+    ),
+    # Stripe secret / restricted keys (live and test: both are credentials).
+    (
+        "stripe_key",
+        LazyPattern(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+        _whole("stripe_key"),
+    ),
+    # Slack bot / user / app-level / refresh tokens.
+    ("slack_token", LazyPattern(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), _whole("slack_token")),
+    # OpenAI: sk-…, sk-proj-…, sk-svcacct-…. Must contain a digit, so a long hyphenated
+    # slug that happens to start "sk-" is not taken for a key.
+    (
+        "openai_key",
+        LazyPattern(r"(?<![A-Za-z0-9_-])sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}"),
+        _whole("openai_key"),
+    ),
+    # Google API keys: AIza + 35 chars.
+    (
+        "google_api_key",
+        LazyPattern(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        _whole("google_api_key"),
+    ),
+    # JWTs: base64url header and payload both start with eyJ (`{"`); signature may be empty.
+    (
+        "jwt",
+        LazyPattern(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"
+        ),
+        _whole("jwt"),
+    ),
+    # AWS access key ids: long-term (AKIA) and temporary (ASIA). Exactly 20 upper/digits.
+    (
+        "aws_access_key",
+        LazyPattern(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+        _whole("aws_access_key"),
+    ),
+    # scheme://user:password@host: keep scheme, user and host so the text stays useful.
+    # `host:8080/path` has no `@`, `git@github.com:org/repo` has no scheme: neither matches.
+    (
+        "url_password",
+        LazyPattern(
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://(?P<user>[^\s:/?#@\[\]]*):(?P<secret>[^\s/?#@]+)@"
+            r"(?=[A-Za-z0-9\[])"
+        ),
+        _group("url_password"),
+    ),
+    # Authorization headers: `Authorization: Bearer x`, `"Authorization": "token x"`,
+    # `-H 'Authorization: Basic x'`.
+    (
+        "bearer_token",
+        LazyPattern(
+            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?\s*(?:bearer|token)\s+"
+            r"(?P<secret>[A-Za-z0-9._~+/=-]+)"
+        ),
+        _group("bearer_token"),
+    ),
+    (
+        "basic_auth",
+        LazyPattern(
+            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?\s*basic\s+(?P<secret>[A-Za-z0-9+/=]+)"
+        ),
+        _group("basic_auth"),
+    ),
+    # A bare `Bearer <token>` outside a header: capitalised, 20+ chars and containing a
+    # digit, so "Bearer authentication" or "bearer tokens expire" stay.
+    (
+        "bearer_token",
+        LazyPattern(r"\bBearer\s+(?P<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{20,}=*)"),
+        _group("bearer_token"),
+    ),
+    # AWS secret access keys: 40 base64 chars, only recognisable next to their key name.
+    (
+        "aws_secret_key",
+        LazyPattern(
+            r"(?i)(?<![A-Za-z0-9])(?:aws[_-]?)?secret[_-]?(?:access[_-]?)?key[\"']?\s*[:=]\s*"
+            r"[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+        _group("aws_secret_key"),
+    ),
+    # Generic `password=` / `secret:` / `token=` / `api_key=` assignments (key name kept).
+    ("assignment", _ASSIGN_QUOTED, _assignment(bare=False)),
+    ("assignment", _ASSIGN_EQ_BARE, _assignment(bare=True)),
+    ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
+)
+
+
+def redact(text: str) -> str:
+    """Replace secrets with ``[REDACTED:<kind>]``, keeping surrounding context.
+
+    Kinds: private_key, url_password, bearer_token, basic_auth, anthropic_key, github_token,
+    stripe_key, slack_token, openai_key, google_api_key, jwt, aws_access_key, aws_secret_key,
+    and for generic assignments password / secret / token / api_key. Idempotent.
+    """
+    for _kind, pattern, repl in REDACTION_PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def sanitize(text: str) -> str:
+    """What every writer calls before text hits disk: strip ``<private>`` spans, then redact."""
+    return redact(strip_private(text))
+
+
+# --------------------------------------------------------------------------------------------
+# Fencing
+# --------------------------------------------------------------------------------------------
+
+# The tag that wraps injected memory. Callers build the fence from this constant.
+FENCE_TAG = "memory-context"
+
+# Tags we emit or honour. Memory text must never contain a live `<` or `</` followed by one
+# of these: it could close the fence early (turning the rest into "instructions"), open a
+# forged fence or entry, hide text as <private>, or impersonate Claude Code's reminders.
+OUR_TAGS: tuple[str, ...] = ("memory-context", "memory-entry", "private", "system-reminder")
+
+# Replacement for `<` at the start of a neutralised tag: U+2039 SINGLE LEFT-POINTING ANGLE
+# QUOTATION MARK. Reads as an angle bracket to people and the model, is not `<` to any
+# parser, and costs +1 cl100k token on `<memory-context>` and +2 on `</memory-context>`
+# (measured; a zero-width space costs +2 and is invisible, `&lt;` invites decoding).
+FENCE_LOOKALIKE = "\u2039"
+
+# `<` starting one of our tags, open or close, any case, with any whitespace a lenient reader
+# might accept (`< / Memory-Context`). Anything shaped like *memory* counts (memory-entry,
+# working-memory, memory_notes…), per the fence contract. Lookahead only: we replace the `<`.
+_OUR_TAG_START = LazyPattern(
+    r"<(?=\s*/?\s*(?:" + "|".join(re.escape(t) for t in OUR_TAGS) + r"|[a-z_-]*memory))",
+    re.IGNORECASE,
+)
+
+
+def escape_fence(text: str) -> str:
+    """Neutralise our tags inside memory text by replacing their ``<`` with ``‹`` (U+2039).
+
+    Guarantee (tested for arbitrary text): the result contains no ``<`` that opens or closes
+    any tag in :data:`OUR_TAGS` or any tag whose name (letters, ``-``, ``_``) contains
+    ``memory``, whatever the case or whitespace around ``/``. Other ``<`` (code,
+    comparisons, HTML) are untouched, so ordinary text costs nothing extra.
+    """
+    if "<" not in text:
+        return text
+    return _OUR_TAG_START.sub(FENCE_LOOKALIKE, text)
+
+
+# One whole injected block, opening tag to closing tag; unclosed runs to the end (it is ours
+# and truncated, never the person's words).
+_INJECTED_BLOCK = LazyPattern(
+    r"<\s*memory-context(?![\w-])[^<>]*>.*?(?:<\s*/\s*memory-context\s*>|\Z)",
+    re.IGNORECASE | re.DOTALL,
+)
+_STRAY_FENCE_CLOSE = LazyPattern(r"<\s*/\s*memory-context\s*>", re.IGNORECASE)
+
+
+def strip_injected(text: str) -> str:
+    """Remove whole ``<memory-context>…</memory-context>`` blocks (our own injected text).
+
+    Used on text about to be captured back into memory, so what we injected is never saved
+    as if the session had said it. An unclosed block is removed to the end; a stray closing
+    tag is removed on its own.
+    """
+    if "<" not in text:
+        return text
+    text = _INJECTED_BLOCK.sub("", text)
+    return _STRAY_FENCE_CLOSE.sub("", text)
