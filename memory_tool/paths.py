@@ -52,11 +52,17 @@ def palace_dir(name: str) -> Path:
     return state_root() / name
 
 
+def _utf16_units(text: str) -> list[int]:
+    data = text.encode("utf-16-le", errors="surrogatepass")
+    return [data[i] | (data[i + 1] << 8) for i in range(0, len(data), 2)]
+
+
 def _js_hash36(text: str) -> str:
-    """Claude Code's fallback string hash (Java-style 31x, 32-bit), printed in base 36."""
+    """Claude Code's string hash over UTF-16 code units (``h = (h << 5) - h + c | 0``), absolute
+    value in base 36; read from the 2.1.332 binary (tests/e2e checks it against the real thing)."""
     h = 0
-    for ch in text.encode("utf-16-le").decode("utf-16-le"):
-        h = (h * 31 + ord(ch)) & 0xFFFFFFFF
+    for unit in _utf16_units(text):
+        h = (h * 31 + unit) & 0xFFFFFFFF
     if h >= 0x80000000:
         h -= 0x100000000
     h = abs(h)
@@ -70,8 +76,10 @@ def _js_hash36(text: str) -> str:
 
 
 def sanitize_path(path: str) -> str:
-    """Claude Code's folder name for a path: every non-alphanumeric character becomes '-'."""
-    key = _NON_ALNUM.sub("-", path)
+    """Claude Code's folder name for a path: every non-alphanumeric UTF-16 code unit becomes '-'
+    (so a character outside the BMP, such as an emoji, becomes '--'); names over 200 characters
+    are cut and the hash of the whole path appended."""
+    key = _NON_ALNUM.sub(lambda m: "--" if ord(m.group()) > 0xFFFF else "-", path)
     if len(key) <= MAX_PROJECT_KEY_CHARS:
         return key
     return f"{key[:MAX_PROJECT_KEY_CHARS]}-{_js_hash36(path)}"
@@ -117,18 +125,36 @@ def git_root(cwd: Path) -> Path | None:
 
 
 def project_root(cwd: str | Path) -> Path:
-    """The folder Claude Code keys project memory to: the git root, else the directory itself."""
-    path = Path(os.path.abspath(os.fspath(cwd)))
+    """The folder Claude Code keys project memory to: the git root, else the directory itself.
+    Symlinks are resolved, as Claude Code does."""
+    path = Path(os.path.realpath(os.fspath(cwd)))
     root = git_root(path)
     return root if root is not None else path
 
 
 def project_key(cwd: str | Path) -> str:
-    return sanitize_path(str(project_root(cwd)))
+    """The name of the project's folder under ``<config>/projects``."""
+    return project_folder_name(sanitize_path(str(project_root(cwd))))
 
 
 def project_memory_dir(cwd: str | Path) -> Path:
     return projects_dir() / project_key(cwd) / "memory"
+
+
+def project_folder_name(key: str) -> str:
+    """The existing folder for a key. For cut (over-long) keys Claude Code accepts any folder
+    with the same first 200 characters, since older versions hashed differently."""
+    if len(key) <= MAX_PROJECT_KEY_CHARS or (projects_dir() / key).exists():
+        return key
+    prefix = key[:MAX_PROJECT_KEY_CHARS] + "-"
+    try:
+        with os.scandir(projects_dir()) as it:
+            for item in it:
+                if item.name.startswith(prefix) and item.is_dir():
+                    return item.name
+    except OSError:
+        pass
+    return key
 
 
 def context_file(cwd: str | Path) -> Path:

@@ -66,3 +66,23 @@ def test_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("MEMORY_TOOL_HOME", str(tmp_path / "state"))
     assert paths.state_root() == tmp_path / "state"
     assert paths.index_file() == tmp_path / "state" / "index.db"
+
+
+def test_long_path_hash_matches_the_binary() -> None:
+    # Worked example read from Claude Code 2.1.332 (tests/e2e checks the rule against the binary).
+    path = "/home/user/" + "projects/" * 25 + "my-app"
+    key = paths.sanitize_path(path)
+    assert key == paths.sanitize_path(path)[:200] + "-9uid66"
+    assert len(key) == 207
+
+
+def test_characters_outside_the_bmp_take_two_dashes() -> None:
+    assert paths.sanitize_path("/a/😀b") == "-a---b"
+
+
+def test_cut_keys_find_a_folder_an_older_version_named(tmp_path: Path) -> None:
+    path = "/home/user/" + "projects/" * 25 + "my-app"
+    key = paths.sanitize_path(path)
+    older = paths.projects_dir() / (key[:200] + "-oldhash")
+    (older / "memory").mkdir(parents=True)
+    assert paths.project_folder_name(key) == older.name
