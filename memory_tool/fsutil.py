@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,8 @@ def ensure_dir(path: Path) -> Path:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temp file and rename, so a reader never sees half a file."""
+    import tempfile
+
     ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -40,6 +41,8 @@ def create_exclusive(path: Path, text: str) -> bool:
     The content is written to a temp file first and hard-linked into place, so the file appears
     complete or not at all, and two writers can never both claim the same name.
     """
+    import tempfile
+
     ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -36,6 +34,8 @@ def log_error(event: str, exc: BaseException | str) -> None:
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_suffix(".log.1"))
         if isinstance(exc, BaseException):
+            import traceback
+
             detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         else:
             detail = exc + "\n"
@@ -74,6 +74,8 @@ def spawn_background_refresh() -> None:
     """Start a detached full index refresh, so L3/L4 catch up without the user waiting."""
     if os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
         return
+    import subprocess
+
     try:
         subprocess.Popen(
             [sys.executable, "-m", "memory_tool.hooks", "--background-refresh"],
@@ -105,23 +107,52 @@ def background_refresh() -> int:
 
 def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
     from .index import FULL_REFRESH_INTERVAL_S
-    from .wake import build_brief
 
     cwd = _cwd(payload)
     source = str(payload.get("source") or "startup")
+    resuming = source in ("resume", "compact")
     idx = _open_index()
     try:
         idx.refresh_for_wake(cwd)
-        extra = []
-        if source in ("resume", "compact"):
-            extra = _resume_units(idx, payload, cwd, source)
-        brief = build_brief(idx, cwd, extra=extra)
+        # The brief is a function of the index, the config and the day: cache it so the
+        # common start-up needs no ranking, no entry objects and no tokenizer.
+        key = None if resuming else _brief_key(idx, cwd)
+        text = idx.derived_get(key) if key else None
+        if text is None:
+            from .wake import build_brief
+
+            extra = _resume_units(idx, payload, cwd, source) if resuming else []
+            extra += _hygiene_units(idx, cwd)
+            text = build_brief(idx, cwd, extra=extra).text
+            if key:
+                idx.derived_put(key, text)
         last = int(idx.meta("last_full_refresh", "0") or 0)
     finally:
         idx.close()
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
         spawn_background_refresh()
-    return _context("SessionStart", brief.text)
+    return _context("SessionStart", text)
+
+
+def _brief_key(idx: Any, cwd: str) -> str:
+    from .config import config_path, today
+
+    try:
+        st = os.stat(config_path())
+        cfg = f"{st.st_mtime_ns}:{st.st_size}"
+    except OSError:
+        cfg = "-"
+    return f"brief|{paths.project_key(cwd)}|{today().isoformat()}|{idx.generation}|{cfg}"
+
+
+def _hygiene_units(idx: Any, cwd: str) -> list[Any]:
+    """One line when memory needs attention (doctor module); nothing otherwise."""
+    try:
+        from .doctor import wake_units
+    except ImportError:
+        return []
+    units: list[Any] = wake_units(idx, cwd)
+    return units
 
 
 def _resume_units(idx: Any, payload: dict[str, Any], cwd: str, source: str) -> list[Any]:

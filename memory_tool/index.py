@@ -16,18 +16,22 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import paths, tree
-from .entry import Entry, make_id, parse_file, render
 from .errors import IndexCorruptError, InvalidIdError, UnknownIdError
 from .fsutil import DIR_MODE, FILE_MODE, ensure_dir
 from .migrations import apply_migrations
+
+if TYPE_CHECKING:
+    from .entry import Entry
 
 # Waiting this long for another writer beats failing a hook; SQLite retries inside the wait.
 BUSY_TIMEOUT_MS = 10_000
 # The background full refresh a SessionStart may start runs at most this often.
 FULL_REFRESH_INTERVAL_S = 300
+# Cached derived values (briefs per project and day): enough for many projects, small on disk.
+DERIVED_KEEP = 64
 
 ENTRY_COLUMNS = (
     "id", "path", "source", "project", "type", "name", "description", "body", "room",
@@ -36,7 +40,7 @@ ENTRY_COLUMNS = (
     "full_tokens", "mtime_ns", "size", "error", "extra",
 )  # fmt: skip
 
-RoomClassifier = Callable[[Entry], str | None]
+RoomClassifier = Callable[["Entry"], "str | None"]
 
 
 @dataclass
@@ -62,6 +66,8 @@ def _row_values(e: Entry) -> tuple[Any, ...]:
 
 
 def row_to_entry(row: sqlite3.Row) -> Entry:
+    from .entry import Entry
+
     data = dict(row)
     data.pop("rowid", None)
     data["tags"] = json.loads(data.get("tags") or "[]")
@@ -155,6 +161,22 @@ class Index:
             )
         return n
 
+    def derived_get(self, key: str) -> str | None:
+        """A value computed from the index (e.g. a wake-up brief), valid while ``key`` is."""
+        row = self.conn.execute("SELECT value FROM derived WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def derived_put(self, key: str, value: str) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):  # locked or read-only: skip caching
+            self.conn.execute(
+                "INSERT OR REPLACE INTO derived(key, value, at) VALUES (?, ?, ?)",
+                (key, value, time.time()),
+            )
+            self.conn.execute(
+                "DELETE FROM derived WHERE key NOT IN "
+                f"(SELECT key FROM derived ORDER BY at DESC LIMIT {DERIVED_KEEP})"
+            )
+
     # --- reading ---------------------------------------------------------------------------
     def get(self, entry_id: str) -> Entry:
         from .entry import ID_RE, USER_ID_RE
@@ -179,6 +201,8 @@ class Index:
         return {r["path"]: r for r in self.conn.execute(sql, params)}
 
     def _parse(self, items: Iterable[tuple[Path, int, int, tree.Folder]]) -> list[Entry]:
+        from .entry import parse_file
+
         parsed = []
         for path, mtime, size, folder in sorted(items, key=lambda t: str(t[0])):
             entry = parse_file(
@@ -203,6 +227,8 @@ class Index:
         removed = list(removed_paths)
         if not entries and not removed:
             return
+        from .entry import render
+
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -248,6 +274,8 @@ class Index:
 
     def _free_id(self, e: Entry, previous: str | None) -> str:
         """Keep an entry's id across re-indexing; resolve a rare hash clash with a salt."""
+        from .entry import make_id
+
         stable_key = str(e.extra.get("stable_key", e.path))
         if e.extra.get("own_id"):
             row = self.conn.execute("SELECT path FROM entries WHERE id=?", (e.id,)).fetchone()
@@ -379,7 +407,9 @@ class Index:
             found[p] = (st.st_mtime_ns, st.st_size, folder)
 
     def _record_dirs(self, folders: Iterable[tree.Folder]) -> None:
+        known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
         rows = [(str(f.path), tree.dir_mtime(f.path)) for f in folders if f.source == "claude"]
+        rows = [r for r in rows if known.get(r[0]) != r[1]]  # write only what changed
         if rows:
             self.conn.executemany("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", rows)
 
@@ -403,12 +433,15 @@ class Index:
 
 
 def _folder_of(path: str, folders: dict[str, tree.Folder]) -> tree.Folder | None:
-    parent = Path(path).parent
-    for candidate in (parent, *parent.parents):
-        folder = folders.get(str(candidate))
+    here = os.path.dirname(path)
+    while True:
+        folder = folders.get(here)
         if folder is not None:
             return folder
-    return None
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
 
 
 def open_index() -> Index:

@@ -151,9 +151,11 @@ def l1_candidates(index: Index) -> list[Entry]:
 
 
 def l2_candidates(index: Index, project: str) -> list[Entry]:
-    return index.query(
-        "type != 'user' AND source != 'session' AND ("
-        "(project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context'))"
-        " OR always = 1)",
+    # Two indexed lookups instead of one OR that would scan the whole table.
+    own = index.query(
+        "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
         (project,),
     )
+    pinned = index.query("always = 1 AND type != 'user' AND source != 'session'")
+    seen = {e.id for e in own}
+    return own + [e for e in pinned if e.id not in seen]

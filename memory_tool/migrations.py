@@ -48,6 +48,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE token_cache (text TEXT PRIMARY KEY, n INTEGER NOT NULL);
         """,
     ),
+    (
+        "002_derived_and_layer_indexes",
+        """
+        CREATE TABLE derived (key TEXT PRIMARY KEY, value TEXT NOT NULL, at REAL NOT NULL);
+        CREATE INDEX entries_project_type ON entries(project, type);
+        CREATE INDEX entries_always ON entries(always) WHERE always = 1;
+        """,
+    ),
 ]
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import paths, tree
 from .cache import cached_json
-from .entry import Entry
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .entry import Entry
 
 
 def rooms_yaml() -> Path:

@@ -55,7 +55,7 @@ def hook_command(event: str) -> str:
     python = sys.executable
     folder = hooks_dir()
     if folder is not None and (folder / shim).exists():
-        return f'"{python}" "{folder / shim}"'
+        return f'"{python}" -S "{folder / shim}"'
     return f'"{python}" -m memory_tool.hooks {event}'
 
 
