@@ -10,7 +10,8 @@ Two phases:
   look-ups only. Typos cost a handful of extra look-ups and a tiny edit-distance check.
 
 This module is on the UserPromptSubmit hook path: stdlib only (no yaml, rapidfuzz, click,
-tiktoken), and it builds nothing heavy at import time.
+tiktoken; not even dataclasses, whose import of inspect costs several ms), and it builds nothing
+heavy at import time.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from memory_tool.errors import ConfigError
 
@@ -52,15 +52,35 @@ LENGTH_PIVOT = 12
 # and aliases are typo-matched, never weak words (a typo of a hint is too little evidence).
 FUZZY_MIN_LEN = 6
 FUZZY_TWO_EDITS_LEN = 9
+# Longer words are identifiers, hashes or base64, not typos of a keyword (the longest keywords,
+# "modulenotfounderror", "imagepullbackoff", are under 20); their deletion sets grow as len^2.
+FUZZY_MAX_LEN = 24
+# At most this many distinct words per prompt get a typo look-up: a typo that matters is in the
+# typed part, and a long paste of unknown words must not cost the hook tens of milliseconds.
+MAX_FUZZY_LOOKUPS = 48
 # A typo'd keyword counts a little less than an exact one (the match could be a real word).
 FUZZY_FACTOR_ONE_EDIT = 0.9
 FUZZY_FACTOR_TWO_EDITS = 0.8
+
+# Only the first HEAD and last TAIL characters of a long prompt are read: the question is typed
+# before or after a paste, and classifying a 200 KB paste whole costs ~250 ms (measured), far
+# over the hook's budget. 4,000 characters is a page of text, ~5 ms at worst.
+CLASSIFY_HEAD_CHARS = 3000
+CLASSIFY_TAIL_CHARS = 1000
 
 # classify_entry: a memory's name and description are short, deliberate summaries, so a keyword
 # there says more than one in the body.
 ENTRY_NAME_WEIGHT = 2.0
 ENTRY_DESCRIPTION_WEIGHT = 1.5
 ENTRY_BODY_WEIGHT = 1.0
+# A memory is filed in a room when its score reaches this: one keyword in its name (2 x 1.0) or
+# two in its body, but not one weak word in the name ("user_role" is about the user, not auth).
+# Higher than ROOM_THRESHOLD because a misfiled memory is injected in every prompt of the wrong
+# room, while an unfiled one is still found by search.
+ENTRY_THRESHOLD = 1.5
+# Claude Code names auto-memory files <type>_<topic>.md; the type word says nothing about the
+# room ("user_role" is the user's job, not RBAC), so it is dropped from the name before scoring.
+MEMORY_TYPE_PREFIXES = ("user", "feedback", "project", "reference")
 
 # Instincts (learned trigger -> action patterns) are trusted once their confidence reaches this;
 # below it they are still being learned and stay out of rooms and recall.
@@ -176,8 +196,7 @@ def stem(word: str) -> str:
     return w
 
 
-@dataclass(frozen=True)
-class Tokens:
+class Tokens(NamedTuple):
     """A text split into lowercase words.
 
     ``words`` keeps order (phrases match on it); ``extras`` holds joined forms of identifiers
@@ -218,7 +237,7 @@ def _phrase_stems(text: str) -> tuple[str, ...]:
 
 
 def _max_edits(word: str) -> int:
-    if len(word) < FUZZY_MIN_LEN:
+    if len(word) < FUZZY_MIN_LEN or len(word) > FUZZY_MAX_LEN:
         return 0
     return 2 if len(word) >= FUZZY_TWO_EDITS_LEN else 1
 
@@ -269,7 +288,6 @@ TypoTable = dict[str, Any]
 PhraseTable = dict[str, list[list[Any]]]
 
 
-@dataclass
 class CompiledRooms:
     """Everything ``classify`` needs, as plain JSON-compatible data.
 
@@ -281,12 +299,33 @@ class CompiledRooms:
     letters ("authentification") and an insertion plus a substitution.
     """
 
-    rooms: dict[str, dict[str, Any]]
-    terms: TermTable
-    phrases: PhraseTable
-    fuzzy: list[list[str]]
-    typos: TypoTable
-    format: int = COMPILED_FORMAT
+    __slots__ = ("rooms", "terms", "phrases", "fuzzy", "typos", "format")
+
+    def __init__(
+        self,
+        rooms: dict[str, dict[str, Any]],
+        terms: TermTable,
+        phrases: PhraseTable,
+        fuzzy: list[list[str]],
+        typos: TypoTable,
+        format: int = COMPILED_FORMAT,
+    ) -> None:
+        self.rooms = rooms
+        self.terms = terms
+        self.phrases = phrases
+        self.fuzzy = fuzzy
+        self.typos = typos
+        self.format = format
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompiledRooms):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable tables
+
+    def __repr__(self) -> str:
+        return f"CompiledRooms(rooms={sorted(self.rooms)}, terms={len(self.terms)})"
 
     @property
     def names(self) -> list[str]:
@@ -491,8 +530,7 @@ def compile_rooms(
 # --- classification -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RoomMatch:
+class RoomMatch(NamedTuple):
     """One room's score for a text and the terms that produced it (for `explain` output)."""
 
     room: str
@@ -534,6 +572,8 @@ def _raw_scores(
     text: str, rooms: CompiledRooms
 ) -> tuple[dict[str, float], dict[str, list[str]], int]:
     """Per-room sums of matched term weights (each term once), matched terms, content length."""
+    if len(text) > CLASSIFY_HEAD_CHARS + CLASSIFY_TAIL_CHARS:
+        text = text[:CLASSIFY_HEAD_CHARS] + "\n" + text[-CLASSIFY_TAIL_CHARS:]
     tokens = tokenize(text)
     words = tokens.words
     stems = [stem(w) for w in words]
@@ -565,6 +605,7 @@ def _raw_scores(
         i += step
 
     terms = rooms.terms
+    typo_memo: dict[str, tuple[str, float] | None] = {}
     candidates = [(w, s) for w, s, c in zip(words, stems, consumed, strict=True) if not c]
     candidates += [(w, stem(w)) for w in tokens.extras]
     for word, word_stem in candidates:
@@ -580,7 +621,12 @@ def _raw_scores(
         if hit is not None:
             credit(word_stem, hit)
         elif word.isalpha():
-            fuzzy = _fuzzy_term(word, rooms)
+            if word in typo_memo:
+                fuzzy = typo_memo[word]
+            elif len(typo_memo) < MAX_FUZZY_LOOKUPS:
+                fuzzy = typo_memo[word] = _fuzzy_term(word, rooms)
+            else:
+                fuzzy = None
             if fuzzy is not None:
                 term, factor = fuzzy
                 credit(term, terms.get(term, ()), factor)
@@ -594,17 +640,32 @@ def _length_factor(content_words: int) -> float:
     return math.sqrt(LENGTH_PIVOT / content_words)
 
 
+def _parts(text: str) -> list[str]:
+    """The whole text and, for a multi-line prompt, its first and last non-blank lines: the
+    question typed around a pasted log or file ("fix this:\n<trace>", "<trace>\nwhy?") must
+    not be diluted by the paste's length."""
+    if len(text) > CLASSIFY_HEAD_CHARS + CLASSIFY_TAIL_CHARS:
+        text = text[:CLASSIFY_HEAD_CHARS] + "\n" + text[-CLASSIFY_TAIL_CHARS:]
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return [text]
+    return [text, lines[0], lines[-1]]
+
+
 def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
-    """Every room with a non-zero score for ``text``, best first, with the terms that matched."""
-    scores, matched, content = _raw_scores(text, rooms)
-    factor = _length_factor(content)
-    out = [
-        RoomMatch(room, round(score * factor, 4), tuple(matched[room]))
-        for room, score in scores.items()
-        if score > 0
-    ]
-    out.sort(key=lambda m: (-m.score, m.room))
-    return out
+    """Every room with a non-zero score for ``text``, best first, with the terms that matched.
+
+    A room's score is the best of the length-normalised scores of the whole text and of its
+    first and last lines (see _parts)."""
+    best: dict[str, RoomMatch] = {}
+    for part in _parts(text):
+        scores, matched, content = _raw_scores(part, rooms)
+        factor = _length_factor(content)
+        for room, score in scores.items():
+            value = round(score * factor, 4)
+            if value > 0 and (room not in best or value > best[room].score):
+                best[room] = RoomMatch(room, value, tuple(matched[room]))
+    return sorted(best.values(), key=lambda m: (-m.score, m.room))
 
 
 def classify(text: str, rooms: CompiledRooms) -> list[tuple[str, float]]:
@@ -616,12 +677,16 @@ def classify(text: str, rooms: CompiledRooms) -> list[tuple[str, float]]:
 def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms) -> str | None:
     """The room a memory belongs to (at index time), or None.
 
-    Same machinery as ``classify``; the name (file stem, e.g. ``feedback_testing``) and the
-    description count more than the body, which is length-normalised like a prompt.
+    Same machinery as ``classify``; the name (file stem, e.g. ``feedback_testing``, without its
+    Claude Code type word) and the description count more than the body, which is
+    length-normalised like a prompt. Needs ENTRY_THRESHOLD, stricter than a prompt.
     """
+    name_words = tokenize(name).words
+    if len(name_words) > 1 and name_words[0] in MEMORY_TYPE_PREFIXES:
+        name_words = name_words[1:]
     total: dict[str, float] = {}
     for text, weight, normalise in (
-        (name, ENTRY_NAME_WEIGHT, False),
+        (" ".join(name_words), ENTRY_NAME_WEIGHT, False),
         (description, ENTRY_DESCRIPTION_WEIGHT, False),
         (body, ENTRY_BODY_WEIGHT, True),
     ):
@@ -634,14 +699,13 @@ def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms)
     if not total:
         return None
     room, score = min(total.items(), key=lambda item: (-item[1], item[0]))
-    return room if score >= ROOM_THRESHOLD else None
+    return room if score >= ENTRY_THRESHOLD else None
 
 
 # --- instincts ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Instinct:
+class Instinct(NamedTuple):
     """A learned pattern: when ``trigger`` comes up, ``action`` is what worked, in ``domain``."""
 
     trigger: str
