@@ -31,8 +31,9 @@ from memory_tool.errors import ConfigError
 # 0.5, a phrase 1.5. 0.75 lets one specific keyword (or one typo'd keyword, 0.8-0.9) through on
 # its own, keeps a lone weak word (0.5) or a lone word shared by two rooms (0.71) out, and needs
 # about two keywords in a long pasted log. Tuned on the dev split of tests/data/prompts.jsonl
-# (see bench/classify_bench.py): 0.6 let single weak words inject in no-room prompts, 0.9 dropped
-# typo'd single-keyword prompts.
+# (bench/classify_bench.py prints the sweep): top-1 is flat from 0.6 to 1.0 with no false
+# injection; at 0.5 and below lone weak words inject (7% of no-room prompts), from 1.2 top-1
+# falls to ~0.83. 0.75 sits inside the flat range, below a two-edit typo (0.8).
 ROOM_THRESHOLD = 0.75
 
 KEYWORD_WEIGHT = 1.0  # a word that on its own says which room (e.g. "alembic")
@@ -572,8 +573,7 @@ def _raw_scores(
     text: str, rooms: CompiledRooms
 ) -> tuple[dict[str, float], dict[str, list[str]], int]:
     """Per-room sums of matched term weights (each term once), matched terms, content length."""
-    if len(text) > CLASSIFY_HEAD_CHARS + CLASSIFY_TAIL_CHARS:
-        text = text[:CLASSIFY_HEAD_CHARS] + "\n" + text[-CLASSIFY_TAIL_CHARS:]
+    text = _clip(text)
     tokens = tokenize(text)
     words = tokens.words
     stems = [stem(w) for w in words]
@@ -634,6 +634,13 @@ def _raw_scores(
     return scores, matched, content
 
 
+def _clip(text: str) -> str:
+    """The head and tail of a long text (idempotent)."""
+    if len(text) <= CLASSIFY_HEAD_CHARS + CLASSIFY_TAIL_CHARS + 1:
+        return text
+    return text[:CLASSIFY_HEAD_CHARS] + "\n" + text[-CLASSIFY_TAIL_CHARS:]
+
+
 def _length_factor(content_words: int) -> float:
     if content_words <= LENGTH_PIVOT:
         return 1.0
@@ -644,8 +651,7 @@ def _parts(text: str) -> list[str]:
     """The whole text and, for a multi-line prompt, its first and last non-blank lines: the
     question typed around a pasted log or file ("fix this:\n<trace>", "<trace>\nwhy?") must
     not be diluted by the paste's length."""
-    if len(text) > CLASSIFY_HEAD_CHARS + CLASSIFY_TAIL_CHARS:
-        text = text[:CLASSIFY_HEAD_CHARS] + "\n" + text[-CLASSIFY_TAIL_CHARS:]
+    text = _clip(text)
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < 2:
         return [text]
