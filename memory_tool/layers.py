@@ -60,9 +60,14 @@ def is_expired(entry: Entry, today: dt.date) -> bool:
 
 
 def is_stale(entry: Entry, today: dt.date, cfg: dict[str, Any]) -> bool:
-    """Older than its type's staleness age (``stale_days`` in config), or past ``expires``."""
-    if is_expired(entry, today):
-        return True
+    """Older than its type's staleness age (``stale_days`` in config), or past ``expires``.
+    An ``expires:`` date wins over the type's age: a memory someone reviewed and marked valid
+    until a date is not stale before that date."""
+    if entry.expires:
+        try:
+            return dt.date.fromisoformat(entry.expires) < today
+        except ValueError:
+            pass  # an unreadable date: the type's age decides
     limit = cfg.get("stale_days", {}).get(entry.type)
     return isinstance(limit, int) and age_days(entry, today) > limit
 
