@@ -419,6 +419,10 @@ class Index:
         self._write(self._parse([(path, st.st_mtime_ns, st.st_size, folder)]), [])
         return self.get_by_path(str(path))
 
+    def remove_file(self, path: Path | str) -> None:
+        """Drop one file's entry after deleting the file (the Scribe's rolling window)."""
+        self._write([], [str(path)])
+
     def get_by_path(self, path: str) -> Entry:
         row = self.conn.execute("SELECT * FROM entries WHERE path=?", (path,)).fetchone()
         if row is None:
