@@ -211,7 +211,7 @@ def full_text(entry: Entry) -> str:
     """Depth 3: the whole memory as stored in the index (sanitised)."""
     head = entry.name or entry.id
     parts = [f"# {head} [{entry.id}]"]
-    if entry.description:
+    if entry.description and not one_line(entry.body).startswith(one_line(entry.description)):
         parts.append(entry.description)
     meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"
     parts.append(meta)

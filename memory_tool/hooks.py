@@ -129,7 +129,13 @@ def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
         last = int(idx.meta("last_full_refresh", "0") or 0)
     finally:
         idx.close()
+    from .seen import forget_old_sessions, ids_in, remember_ids
+
+    session_id = payload.get("session_id")
+    if isinstance(session_id, str):
+        remember_ids(session_id, ids_in(text))  # L3 will not repeat what the brief holds
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
+        forget_old_sessions()
         spawn_background_refresh()
     return _context("SessionStart", text)
 

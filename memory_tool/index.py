@@ -49,6 +49,7 @@ class RefreshStats:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    sessions_added: int = 0
 
     @property
     def touched(self) -> bool:
@@ -272,6 +273,19 @@ class Index:
             conn.execute("ROLLBACK")
             raise
 
+    def write_entries(self, entries: list[Entry]) -> None:
+        """Store entries built elsewhere (session chunks), in one transaction."""
+        self._write(entries, [])
+
+    def remove_paths_with_prefix(self, prefix: str) -> None:
+        paths_ = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT path FROM entries WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+            )
+        ]
+        self._write([], paths_)
+
     def _free_id(self, e: Entry, previous: str | None) -> str:
         """Keep an entry's id across re-indexing; resolve a rare hash clash with a salt."""
         from .entry import make_id
@@ -315,7 +329,7 @@ class Index:
             self._write(self._parse(todo), stats.removed)
         return stats
 
-    def refresh(self, cwd: str | Path | None = None) -> RefreshStats:
+    def refresh(self, cwd: str | Path | None = None, sessions: bool = True) -> RefreshStats:
         """Bring the index in line with every memory file: stat each file, re-read only the new
         and changed ones, drop the deleted ones. File contents are not read when nothing changed."""
         found: dict[str, tuple[int, int, tree.Folder]] = {}
@@ -327,6 +341,10 @@ class Index:
         stored = self._stored("source != 'session'")
         stats = self._sync(found, stored, stored.keys())
         self._record_dirs(folders)
+        if sessions:
+            from .sessions import refresh_sessions
+
+            stats.sessions_added = refresh_sessions(self)
         self.set_meta("last_full_refresh", str(int(time.time())))
         return stats
 
@@ -430,8 +448,10 @@ class Index:
         return row_to_entry(row)
 
     def rebuild(self, cwd: str | Path | None = None) -> RefreshStats:
-        """Re-read every file in one transaction, keeping ids (readers never see an empty index)."""
+        """Re-read every file and transcript, keeping ids. Rows are replaced in place, so
+        concurrent readers never see an empty index."""
         self.conn.execute("UPDATE entries SET mtime_ns = -1 WHERE source != 'session'")
+        self.conn.execute("DELETE FROM transcripts")
         self.conn.execute("DELETE FROM token_cache")
         return self.refresh(cwd)
 

@@ -56,6 +56,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX entries_always ON entries(always) WHERE always = 1;
         """,
     ),
+    (
+        "003_transcripts",
+        """
+        CREATE TABLE transcripts (
+            path TEXT PRIMARY KEY,
+            offset INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            project TEXT NOT NULL
+        );
+        CREATE INDEX entries_source ON entries(source);
+        """,
+    ),
 ]
 
 

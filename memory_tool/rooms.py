@@ -76,7 +76,14 @@ def compiled_rooms() -> Any:
     from .classify import CompiledRooms
 
     sources = [rooms_yaml(), paths.palace_dir("rooms"), *instincts_files()]
-    return CompiledRooms.from_json(cached_json("rooms", sources, _build))
+    try:
+        return CompiledRooms.from_json(cached_json("rooms", sources, _build))
+    except ConfigError:
+        # A cache written by another version of the compiler: rebuild it once.
+        from .cache import cache_path
+
+        cache_path("rooms").unlink(missing_ok=True)
+        return CompiledRooms.from_json(cached_json("rooms", sources, _build))
 
 
 def room_classifier() -> Any:

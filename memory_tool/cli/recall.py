@@ -1,0 +1,170 @@
+"""Recall commands: classify, and the three depths search -> peek -> get.
+
+Each depth command ends with the exact cl100k token count of what it printed, so an agent (and a
+person) sees what a lookup cost."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from .. import paths, tokens
+from ..entry import ID_RE, USER_ID_RE, full_text
+from ..errors import InvalidIdError, MemoryToolError
+from ..index import open_index
+from ..recall import Hit, search
+from ..rooms import compiled_rooms
+from . import domain_errors, main
+from .options import json_option
+
+
+def _footer(text: str) -> None:
+    click.echo(text, nl=False)
+    click.echo(f"[{tokens.count(text)} tokens]")
+
+
+@main.command()
+@click.argument("prompt", nargs=-1, required=True)
+@json_option
+@domain_errors
+def classify(prompt: tuple[str, ...], as_json: bool) -> None:
+    """Which room(s) a prompt is about, with scores (nothing: no room recall)."""
+    from ..classify import classify as run
+
+    rooms = run(" ".join(prompt), compiled_rooms())
+    if as_json:
+        click.echo(json.dumps([{"room": r, "score": round(s, 3)} for r, s in rooms]))
+        return
+    if not rooms:
+        click.echo("no room (nothing would be injected)")
+    for room, score in rooms:
+        click.echo(f"{room}\t{score:.2f}")
+
+
+def _hit_json(h: Hit) -> dict[str, Any]:
+    return {
+        "id": h.entry.id,
+        "score": round(h.score, 4),
+        "room": h.entry.room,
+        "type": h.entry.type,
+    }
+
+
+@main.command("search")
+@click.argument("query", nargs=-1)
+@click.option("--room", help="Only this room.")
+@click.option(
+    "--type", "type_", help="Only this type (user, feedback, project, wiki, cold, session…)."
+)
+@click.option("--project", help="Only this project (folder name under <config>/projects).")
+@click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
+@click.option(
+    "--queries",
+    "queries_file",
+    type=click.File("r"),
+    help="Batch: one query per line; one JSON line of ranked ids per query.",
+)
+@click.option("--no-sessions", is_flag=True, help="Leave past session transcripts out.")
+@json_option
+@domain_errors
+def search_cmd(
+    query: tuple[str, ...],
+    room: str | None,
+    type_: str | None,
+    project: str | None,
+    limit: int,
+    queries_file: Any,
+    no_sessions: bool,
+    as_json: bool,
+) -> None:
+    """Depth 1: ids of the best matches, one line each (about 10 tokens a hit).
+
+    Searches every memory, room, wiki page, cold summary and past session."""
+    with open_index() as idx:
+        idx.refresh()
+        if queries_file is not None:
+            for line in queries_file:
+                q = line.rstrip("\n")
+                hits = search(
+                    idx,
+                    q,
+                    limit=limit,
+                    room=room,
+                    type_=type_,
+                    project=project,
+                    sessions=not no_sessions,
+                )
+                click.echo(json.dumps({"query": q, "ids": [h.entry.id for h in hits]}))
+            return
+        text = " ".join(query)
+        if not text.strip():
+            raise MemoryToolError("give a query, or --queries FILE for a batch.")
+        hits = search(
+            idx,
+            text,
+            limit=limit,
+            room=room,
+            type_=type_,
+            project=project,
+            sessions=not no_sessions,
+        )
+    if as_json:
+        click.echo(json.dumps([_hit_json(h) for h in hits]))
+        return
+    out = "".join(f"{h.entry.id} {h.entry.room or h.entry.type}\n" for h in hits)
+    _footer(out or "no matches\n")
+
+
+def _checked(ids: tuple[str, ...]) -> list[str]:
+    for entry_id in ids:
+        if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)) or entry_id in (".", ".."):
+            raise InvalidIdError(entry_id)
+    return list(ids)
+
+
+@main.command()
+@click.argument("ids", nargs=-1, required=True)
+@json_option
+@domain_errors
+def peek(ids: tuple[str, ...], as_json: bool) -> None:
+    """Depth 2: id, room, type, date and the first 80 characters (about 50 tokens each)."""
+    with open_index() as idx:
+        entries = [idx.get(i) for i in _checked(ids)]
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": e.id,
+                        "room": e.room,
+                        "type": e.type,
+                        "created": e.created,
+                        "summary": e.summary.strip(),
+                    }
+                    for e in entries
+                ]
+            )
+        )
+        return
+    _footer("".join(e.summary for e in entries))
+
+
+@main.command()
+@click.argument("ids", nargs=-1, required=True)
+@json_option
+@domain_errors
+def get(ids: tuple[str, ...], as_json: bool) -> None:
+    """Depth 3: the full text. Fetch only what search and peek confirmed."""
+    with open_index() as idx:
+        entries = [idx.get(i) for i in _checked(ids)]
+    if as_json:
+        click.echo(
+            json.dumps([{"id": e.id, "text": full_text(e), "path": e.path} for e in entries])
+        )
+        return
+    _footer("".join(full_text(e) for e in entries))
+
+
+__all__ = ["classify", "get", "paths", "peek", "search_cmd"]

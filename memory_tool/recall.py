@@ -1,0 +1,353 @@
+"""Recall: L3 room recall for a prompt, L4 deep search over everything, and the per-session
+record of what was already injected.
+
+One ranking path serves the hook, the CLI and the benchmarks: SQLite FTS5 (porter stemming) with
+BM25 field weights, then importance and a mild recency prior; a fuzzy fallback when nothing
+matches. Hook-path code here imports no YAML, tokenizer, click or rapidfuzz.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import paths
+from .classify import STOP_WORDS
+from .layers import Unit, pack, rank
+from .privacy import escape_fence, strip_injected
+
+if TYPE_CHECKING:
+    from .entry import Entry
+    from .index import Index
+
+# BM25 column weights for (name, description, body, tags, room): a hit in a memory's name or
+# one-line description says more than one in its body.
+FIELD_WEIGHTS = (4.0, 2.0, 1.0, 1.0, 0.5)
+# The score of a hit is its BM25 relevance scaled by these priors; relevance dominates.
+IMPORTANCE_BOOST = 0.08  # per importance step above/below 3
+RECENCY_DECAY = 0.03  # score * (1 + age_days) ** -RECENCY_DECAY
+# How many FTS candidates to re-rank per result asked for.
+CANDIDATE_FACTOR = 5
+# A query keeps at most this many terms (most prompts have far fewer): bounds FTS work on a
+# pasted 5 MB log.
+MAX_QUERY_TERMS = 48
+# Only the head and tail of a huge prompt are searched: that is where the question is.
+QUERY_HEAD_CHARS = 3_000
+QUERY_TAIL_CHARS = 1_000
+# L3 injects at most two rooms' memories: a prompt about three topics is about none in depth.
+MAX_ROOMS = 2
+# The best this many L3 entries come as full text when the budget allows; the rest as lines.
+FULL_TEXT_TOP = 2
+# Candidates per room considered for L3 beyond FTS matches (by importance and recency).
+ROOM_FILL = 40
+# Fuzzy fallback: entries scanned and the rapidfuzz score a hit needs.
+FUZZY_SCAN = 5_000
+FUZZY_MIN_SCORE = 75
+
+# Prompts that ask about the past trigger L4 from the hook.
+PAST_RE = re.compile(
+    r"\b(have|had|did)\s+(we|i|you)\b.{0,40}\b(before|ever|already|previously|last time|"
+    r"decide|done|tried|try|fix|use|see|hit|discuss)\w*"
+    r"|\b(did|have)\s+(we|i|you)\s+ever\b"
+    r"|\blast\s+time\b"
+    r"|\bremember\s+(when|how|what|why|that|the)\b"
+    r"|\bwhat\s+did\s+(we|i|you)\s+(decide|choose|pick|agree|settle|conclude|do|say|use)\b"
+    r"|\bwhy\s+did\s+(we|i|you)\b"
+    r"|\b(we|i)\s+(discussed|decided|talked about|looked at|tried)\b.{0,30}\b(before|earlier|"
+    r"last|previously|yesterday)\b"
+    r"|\b(in|from)\s+(a|an|the)\s+(previous|earlier|past|last)\s+(session|conversation|chat)\b"
+    r"|\bhave\s+we\s+(done|seen|solved|fixed|had)\s+(this|that|it)\b"
+    r"|\b(been|come)\s+(here|across this)\s+before\b",
+    re.IGNORECASE,
+)
+
+_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*")
+
+
+@dataclass
+class Hit:
+    entry: Entry
+    score: float
+
+
+@dataclass
+class RecallResult:
+    """What one layer contributes to a prompt's context."""
+
+    layer: str
+    budget: int
+    units: list[Unit] = field(default_factory=list)
+    rooms: list[tuple[str, float]] = field(default_factory=list)
+    picked: list[Entry] = field(default_factory=list)
+    omitted: list[Entry] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(u.tokens for u in self.units)
+
+    @property
+    def text(self) -> str:
+        return "".join(u.text for u in self.units)
+
+
+# --- queries ---------------------------------------------------------------------------------
+def query_terms(text: str) -> list[str]:
+    if len(text) > QUERY_HEAD_CHARS + QUERY_TAIL_CHARS:
+        text = text[:QUERY_HEAD_CHARS] + " " + text[-QUERY_TAIL_CHARS:]
+    terms: list[str] = []
+    seen: set[str] = set()
+    for raw in _WORD_RE.findall(text.lower()):
+        word = raw.strip("'").replace("'", "")
+        if len(word) < 2 or word in STOP_WORDS or word in seen:
+            continue
+        seen.add(word)
+        terms.append(word)
+        if len(terms) >= MAX_QUERY_TERMS:
+            break
+    return terms
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 OR-query of the text's content words (each quoted: no FTS syntax gets through)."""
+    terms = query_terms(text)
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def is_past_question(prompt: str) -> bool:
+    return bool(PAST_RE.search(prompt[:QUERY_HEAD_CHARS] + " " + prompt[-QUERY_TAIL_CHARS:]))
+
+
+def _age_days(created: str, today_ord: int) -> int:
+    try:
+        y, m, d = (int(p) for p in created[:10].split("-"))
+        import datetime as dt
+
+        return max(0, today_ord - dt.date(y, m, d).toordinal())
+    except (ValueError, TypeError):
+        return 0
+
+
+def search(
+    idx: Index,
+    query: str,
+    *,
+    limit: int = 10,
+    room: str | None = None,
+    type_: str | None = None,
+    project: str | None = None,
+    rooms: list[str] | None = None,
+    sessions: bool = True,
+    exclude: set[str] | frozenset[str] = frozenset(),
+    fuzzy: bool = True,
+    home_project: str | None = None,
+) -> list[Hit]:
+    """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``."""
+    from .config import today
+    from .index import row_to_entry
+
+    match = fts_query(query)
+    hits: list[Hit] = []
+    if match:
+        where = ["entries_fts MATCH ?"]
+        params: list[Any] = [match]
+        room_list = [room] if room else (rooms or [])
+        if room_list:
+            where.append(f"e.room IN ({','.join('?' * len(room_list))})")
+            params += room_list
+        if type_:
+            where.append("e.type = ?")
+            params.append(type_)
+        if project:
+            where.append("e.project = ?")
+            params.append(project)
+        if not sessions:
+            where.append("e.source != 'session'")
+        if home_project is not None:  # other projects' own facts stay with their project
+            where.append("(e.source NOT IN ('claude', 'context') OR e.project = ?)")
+            params.append(home_project)
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        sql = (
+            f"SELECT e.*, bm25(entries_fts, {weights}) AS r FROM entries_fts "
+            f"JOIN entries e ON e.rowid = entries_fts.rowid WHERE {' AND '.join(where)} "
+            f"ORDER BY r LIMIT ?"
+        )
+        params.append(max(limit, 1) * CANDIDATE_FACTOR + len(exclude))
+        today_ord = today().toordinal()
+        try:
+            rows = idx.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:
+            rows = []
+        for row in rows:
+            if row["id"] in exclude:
+                continue
+            entry = row_to_entry(row)
+            rel = -float(row["r"])
+            prior = 1 + IMPORTANCE_BOOST * (entry.importance - 3)
+            recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
+            hits.append(Hit(entry, rel * prior * recency))
+        hits.sort(key=lambda h: (-h.score, h.entry.id))
+    if not hits and fuzzy and query.strip():
+        hits = _fuzzy(idx, query, room=room, type_=type_, project=project, exclude=exclude)
+    return hits[:limit]
+
+
+def _fuzzy(
+    idx: Index,
+    query: str,
+    *,
+    room: str | None,
+    type_: str | None,
+    project: str | None,
+    exclude: set[str] | frozenset[str],
+) -> list[Hit]:
+    """Typos and partial words FTS cannot match: rapidfuzz over names and descriptions."""
+    from rapidfuzz import fuzz, process
+
+    from .index import row_to_entry
+
+    where, params = ["1"], []
+    for col, value in (("room", room), ("type", type_), ("project", project)):
+        if value:
+            where.append(f"{col} = ?")
+            params.append(value)
+    rows = idx.conn.execute(
+        f"SELECT * FROM entries WHERE {' AND '.join(where)} ORDER BY created DESC LIMIT ?",
+        (*params, FUZZY_SCAN),
+    ).fetchall()
+    choices = {i: f"{r['name']} {r['description']}" for i, r in enumerate(rows)}
+    found = process.extract(query, choices, scorer=fuzz.WRatio, limit=20)
+    hits = [
+        Hit(row_to_entry(rows[key]), score / 100.0)
+        for _, score, key in found
+        if score >= FUZZY_MIN_SCORE and rows[key]["id"] not in exclude
+    ]
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    return hits
+
+
+# --- L3: room recall ---------------------------------------------------------------------------
+def _room_heading(rooms: list[tuple[str, float]]) -> str:
+    names = ", ".join(escape_fence(r) for r, _ in rooms)
+    return f"## Memories about {names} (L3)\n"
+
+
+def room_recall(
+    idx: Index,
+    prompt: str,
+    cwd: str,
+    *,
+    budget: int,
+    max_chars: int = 6_000,
+    exclude: set[str] | None = None,
+    rooms: list[tuple[str, float]] | None = None,
+) -> RecallResult:
+    """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
+    importance and recency, packed under ``budget``: full text for the best where it fits,
+    one line for the rest. No room above the threshold means nothing is injected."""
+    from .classify import classify, instincts_for
+    from .config import load_config, today
+    from .index import row_to_entry
+    from .rooms import compiled_rooms, load_instinct_records
+
+    result = RecallResult("L3", budget)
+    text = strip_injected(prompt)
+    compiled = compiled_rooms()
+    chosen = rooms if rooms is not None else classify(text, compiled)[:MAX_ROOMS]
+    result.rooms = chosen
+    if not chosen:
+        return result
+    names = [r for r, _ in chosen]
+    skip = set(exclude or ())
+    home = paths.project_key(cwd)
+    hits = search(
+        idx,
+        text,
+        limit=ROOM_FILL,
+        rooms=names,
+        sessions=False,
+        exclude=skip,
+        fuzzy=False,
+        home_project=home,
+    )
+    matched = [h.entry for h in hits if h.entry.type != "user"]
+    ids = {e.id for e in matched}
+    marks = ",".join("?" * len(names))
+    rest_rows = idx.conn.execute(
+        f"SELECT * FROM entries WHERE room IN ({marks}) AND source != 'session' "
+        f"AND type != 'user' AND (source NOT IN ('claude', 'context') OR project = ?) "
+        f"ORDER BY importance DESC, created DESC LIMIT ?",
+        (*names, home, ROOM_FILL),
+    ).fetchall()
+    rest = [row_to_entry(r) for r in rest_rows if r["id"] not in ids and r["id"] not in skip]
+    ranked = matched + rank(rest, today(), load_config())
+    instinct_lines: list[str] = []
+    try:
+        from .classify import load_instincts
+
+        instincts = load_instincts(load_instinct_records())
+        for name in names:
+            for inst in instincts_for(name, instincts, compiled):
+                instinct_lines.append(
+                    escape_fence(f"- Learned ({name}): when {inst.trigger}, {inst.action}\n")
+                )
+    except Exception:  # noqa: BLE001 - a broken instincts file must not cost the room recall
+        instinct_lines = []
+    count = idx.count_cached
+    heading = Unit(_room_heading(chosen), count(_room_heading(chosen)))
+    learned = [Unit(line, count(line)) for line in instinct_lines]
+    used = heading.tokens + sum(u.tokens for u in learned)
+    chars = len(heading.text) + sum(len(u.text) for u in learned)
+    if used > budget or chars > max_chars:
+        return result
+    from .entry import full_text
+
+    units = [heading]
+    for i, e in enumerate(ranked):
+        options = [Unit(full_text(e), e.full_tokens)] if i < FULL_TEXT_TOP else []
+        options.append(Unit(e.line, e.line_tokens))
+        for unit in options:
+            if used + unit.tokens <= budget and chars + len(unit.text) <= max_chars:
+                units.append(unit)
+                used += unit.tokens
+                chars += len(unit.text)
+                result.picked.append(e)
+                break
+        else:
+            result.omitted.append(e)
+    if not result.picked and not learned:
+        return result
+    result.units = units + learned
+    return result
+
+
+# --- L4: deep search for the hook ---------------------------------------------------------------
+def deep_recall(
+    idx: Index,
+    prompt: str,
+    *,
+    budget: int,
+    max_chars: int = 3_000,
+    exclude: set[str] | None = None,
+    limit: int = 10,
+) -> RecallResult:
+    """IDs and one-line summaries (depth 2) of the best matches anywhere, past sessions
+    included; the agent fetches full text with ``memory-tool get`` only for what it confirms."""
+    result = RecallResult("L4", budget)
+    hits = search(idx, strip_injected(prompt), limit=limit, exclude=set(exclude or ()))
+    if not hits:
+        return result
+    count = idx.count_cached
+    head = "## Possibly related, from past sessions and all memory (L4; `memory-tool get ID`)\n"
+    heading = Unit(head, count(head))
+
+    def render(picked: list[Entry], n_omitted: int) -> list[Unit]:
+        if not picked:
+            return []
+        return [heading] + [Unit(e.summary, e.summary_tokens) for e in picked]
+
+    entries = [h.entry for h in hits]
+    layer = pack("L4", entries, budget, limit, max_chars, render)
+    result.units, result.picked, result.omitted = layer.units, layer.picked, layer.omitted
+    return result
