@@ -1,0 +1,295 @@
+"""L3 room recall, L4 deep search, and the session's memory of what it was given."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from helpers import run_hook, write_memory
+
+from memory_tool import paths, tokens
+from memory_tool.index import open_index
+from memory_tool.recall import deep_recall, is_past_question, room_recall, search
+from memory_tool.recall_hook import prompt_context
+
+ROOMS = paths.state_root
+
+
+def room(name: str) -> Path:
+    return paths.state_root() / "rooms" / name
+
+
+def seed(project: Path) -> None:
+    write_memory(
+        room("authentication"),
+        "jwt.md",
+        "Login tokens are JWTs signed with RS256; refresh tokens rotate every 24h.",
+    )
+    write_memory(
+        room("authentication"), "oauth.md", "The OAuth callback must validate the state parameter."
+    )
+    write_memory(room("database"), "pool.md", "Postgres pool size is 20 per worker.")
+    write_memory(room("deployment"), "freeze.md", "No deploys on Friday afternoons.")
+
+
+def payload(project: Path, prompt: str, session: str = "s1") -> dict[str, str]:
+    return {
+        "session_id": session,
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+
+
+def test_a_prompt_about_a_room_brings_that_room_only(project: Path) -> None:
+    seed(project)
+    with open_index() as idx:
+        idx.refresh(project)
+    text, ids = prompt_context(payload(project, "fix the login bug, the refresh token expires"))
+    assert "RS256" in text and "OAuth callback" in text
+    assert "pool size" not in text and "Friday" not in text
+    assert text.startswith("<memory-context>") and text.endswith("</memory-context>\n")
+    assert len(ids) == 2
+
+
+@pytest.mark.parametrize(
+    "prompt", ["thanks!", "rename x to y in this function", "what does this regex do", "hi"]
+)
+def test_an_unrelated_prompt_brings_nothing(project: Path, prompt: str) -> None:
+    seed(project)
+    with open_index() as idx:
+        idx.refresh(project)
+    assert prompt_context(payload(project, prompt)) == ("", [])
+
+
+def test_no_entry_is_injected_twice_in_a_session(project: Path) -> None:
+    seed(project)
+    write_memory(
+        paths.project_memory_dir(project),
+        "feedback_auth.md",
+        "Never log raw auth tokens.",
+        type_="feedback",
+        room="authentication",
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+    start = run_hook("SessionStart", {"session_id": "s9", "cwd": str(project), "source": "startup"})
+    assert "Never log raw auth tokens" in start.stdout.decode()
+    first, ids1 = prompt_context(payload(project, "login is broken again", "s9"))
+    assert ids1 and "Never log raw auth tokens" not in first  # already in the brief
+    second, ids2 = prompt_context(payload(project, "still the login bug", "s9"))
+    assert not set(ids1) & set(ids2)
+    other_session, ids3 = prompt_context(payload(project, "login is broken again", "s10"))
+    assert set(ids1) <= set(ids3)
+
+
+def test_other_projects_facts_stay_with_their_project(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    (other / ".git").mkdir(parents=True)
+    write_memory(
+        paths.project_memory_dir(other),
+        "project_auth.md",
+        "Their login uses SAML.",
+        type_="project",
+        room="authentication",
+    )
+    write_memory(
+        paths.project_memory_dir(project),
+        "project_auth.md",
+        "Our login uses passkeys.",
+        type_="project",
+        room="authentication",
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+    text, _ = prompt_context(payload(project, "the login page breaks"))
+    assert "passkeys" in text and "SAML" not in text
+
+
+@pytest.mark.parametrize("seed_n", range(8))
+def test_l3_never_exceeds_its_budget_and_counts_exactly(project: Path, seed_n: int) -> None:
+    rng = random.Random(seed_n)
+    for i in range(rng.randint(1, 80)):
+        body = " ".join(
+            rng.choice(
+                [
+                    "login",
+                    "token",
+                    "oauth",
+                    "session",
+                    "cookie",
+                    "sso",
+                    "x" * 9,
+                    "🔐",
+                    "===",
+                    "naïve",
+                ]
+            )
+            for _ in range(rng.randint(3, 400))
+        )
+        write_memory(room("authentication"), f"m{i}.md", body, importance=rng.randint(1, 5))
+    budget = rng.choice([60, 200, 1500])
+    with open_index() as idx:
+        idx.refresh(project)
+        result = room_recall(idx, "login token oauth bug", str(project), budget=budget)
+    assert result.tokens <= budget
+    assert tokens.count(result.text) == result.tokens
+    assert result.picked or budget < 100
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "have we done this before?",
+        "did we ever fix the flaky upload test",
+        "last time this broke what was it",
+        "what did we decide about the cache layer",
+        "remember when the deploy failed on tuesday",
+        "Have we seen this error before",
+        "why did we pick postgres",
+        "we discussed this earlier, right?",
+    ],
+)
+def test_past_questions_trigger_deep_search(prompt: str) -> None:
+    assert is_past_question(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "fix the login bug",
+        "add a test for the parser",
+        "before merging, run the linter",
+        "deploy to staging",
+        "what does this function do",
+        "remember to update the changelog",
+        "refactor the retry logic so it backs off",
+        "explain the difference between these two",
+    ],
+)
+def test_ordinary_prompts_do_not_trigger_deep_search(prompt: str) -> None:
+    assert not is_past_question(prompt)
+
+
+def test_deep_search_injects_ids_and_summaries_not_full_text(project: Path) -> None:
+    long_tail = " ".join(f"detail{i}" for i in range(300))
+    write_memory(
+        paths.state_root() / "wiki",
+        "cache.md",
+        f"We decided to drop the Redis cache layer in March. {long_tail}",
+        description="Decision: drop the Redis cache layer",
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+        result = deep_recall(idx, "what did we decide about the redis cache layer", budget=3000)
+    assert result.picked
+    assert result.picked[0].id in result.text
+    assert "detail250" not in result.text  # summaries only
+    text, _ = prompt_context(payload(project, "what did we decide about the redis cache layer"))
+    assert "(L4" in text and "detail250" not in text
+
+
+def transcript_line(uuid: str, role: str, text: str) -> str:
+    if role == "user":
+        msg = {"role": "user", "content": text}
+    else:
+        msg = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    return (
+        json.dumps(
+            {
+                "type": role,
+                "uuid": uuid,
+                "sessionId": "sess-1",
+                "timestamp": "2026-10-01T10:00:00Z",
+                "message": msg,
+            }
+        )
+        + "\n"
+    )
+
+
+def test_past_sessions_are_indexed_incrementally(project: Path) -> None:
+    folder = paths.projects_dir() / paths.project_key(project)
+    folder.mkdir(parents=True)
+    log = folder / "sess-1.jsonl"
+    log.write_text(
+        transcript_line("u1", "user", "how do we rotate the signing keys for staging?")
+        + transcript_line("a1", "assistant", "Rotate them with the kms-rotate script.")
+    )
+    with open_index() as idx:
+        assert idx.refresh(project).sessions_added == 2
+        hits = search(idx, "rotate signing keys")
+        assert hits and hits[0].entry.type == "session"
+        offset = idx.conn.execute("SELECT offset FROM transcripts").fetchone()[0]
+        assert offset == log.stat().st_size
+        # Rewrite what was already read with garbage of the same length: a re-read would lose
+        # the old entries' text; an incremental read never looks back.
+        size = log.stat().st_size
+        with open(log, "r+b") as fh:
+            fh.write(b"x" * (size - 1))
+        with open(log, "a") as fh:
+            fh.write(
+                transcript_line(
+                    "u2", "user", "and what about the production database password rotation?"
+                )
+            )
+        assert idx.refresh(project).sessions_added == 1
+        assert search(idx, "kms-rotate script")
+        assert search(idx, "production database password rotation")
+        assert idx.refresh(project).sessions_added == 0
+
+
+def test_secrets_in_transcripts_are_not_indexed(project: Path) -> None:
+    folder = paths.projects_dir() / paths.project_key(project)
+    folder.mkdir(parents=True)
+    (folder / "s.jsonl").write_text(
+        transcript_line(
+            "u1", "user", "use the key ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the deploy bot"
+        )
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+        bodies = " ".join(e.body for e in idx.query("source = 'session'"))
+    assert "ghp_abcdefghijklmnopqrstuvwxyz" not in bodies and "REDACTED" in bodies
+
+
+def test_user_prompt_submit_hook_as_a_process(project: Path) -> None:
+    seed(project)
+    with open_index() as idx:
+        idx.refresh(project)
+    proc = run_hook("UserPromptSubmit", payload(project, "the oauth login flow is broken"))
+    assert proc.returncode == 0
+    out = json.loads(proc.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "OAuth callback" in out["hookSpecificOutput"]["additionalContext"]
+    assert len(proc.stdout) < 10_000
+    assert "decision" not in out  # never blocks the prompt
+
+
+def test_a_huge_prompt_stays_under_the_output_cap(project: Path) -> None:
+    for i in range(200):
+        write_memory(room("authentication"), f"m{i}.md", f"Login fact {i}: " + "oauth token " * 60)
+    with open_index() as idx:
+        idx.refresh(project)
+    big = "login oauth token bug have we done this before? " + "log line\n" * 500_000
+    proc = run_hook("UserPromptSubmit", payload(project, big))
+    assert proc.returncode == 0
+    assert 0 < len(proc.stdout) < 10_000
+
+
+@pytest.mark.parametrize("stdin", [b"", b"{", b"\xff\xfe", b'{"prompt": 5}', b"[]"])
+def test_user_prompt_submit_fails_open(stdin: bytes) -> None:
+    proc = run_hook("UserPromptSubmit", stdin)
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_broken_rooms_yaml_costs_only_room_recall(project: Path) -> None:
+    seed(project)
+    with open_index() as idx:
+        idx.refresh(project)
+    (paths.state_root() / "rooms.yaml").write_text("rooms: [unclosed\n")
+    proc = run_hook("UserPromptSubmit", payload(project, "fix the login bug"))
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "rooms.yaml" in paths.log_file().read_text()
