@@ -40,6 +40,7 @@ class InstallPlan:
     after: str
     commands: dict[str, str]
     files: list[tuple[Path, str]] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
 
     @property
     def changes(self) -> bool:
@@ -184,7 +185,12 @@ def install(dry_run: bool = False) -> InstallPlan:
     record["commands"] = plan.commands
     record["installed_sha"] = hashlib.sha256(plan.after.encode("utf-8")).hexdigest()
     written = []
+    ours = {path for path, _ in record.get("files", [])}
     for target, text in plan.files:
+        # Never overwrite a file of the user's that happens to sit where ours would go.
+        if target.exists() and str(target) not in ours and target.read_text(errors="replace") != text:
+            plan.skipped.append(target)
+            continue
         atomic_write_text(target, text)
         written.append([str(target), hashlib.sha256(text.encode("utf-8")).hexdigest()])
     record["files"] = written

@@ -93,3 +93,29 @@ def test_dry_run_changes_nothing() -> None:
     assert result.exit_code == 0
     assert "session_start.py" in result.output
     assert path.read_text() == USER_SETTINGS
+
+
+def test_install_places_the_skill_and_uninstall_removes_it() -> None:
+    skill = paths.config_dir() / "skills" / "memory-recall" / "SKILL.md"
+    settings.install()
+    assert "memory-tool search" in skill.read_text()
+    settings.uninstall()
+    assert not skill.exists()
+    assert not (paths.config_dir() / "skills").exists()
+
+
+def test_a_users_own_skill_file_is_never_overwritten() -> None:
+    skill = paths.config_dir() / "skills" / "memory-recall" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("my own notes")
+    plan = settings.install()
+    assert skill in plan.skipped
+    settings.uninstall()
+    assert skill.read_text() == "my own notes"
+
+
+def test_hook_commands_run_the_shims_without_site() -> None:
+    plan = settings.install()
+    for event in ("SessionStart", "UserPromptSubmit"):
+        assert " -S " in plan.commands[event]
+        assert plan.commands[event].endswith('.py"')

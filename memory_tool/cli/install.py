@@ -23,7 +23,10 @@ def install(dry_run: bool) -> None:
     for event, command in plan.commands.items():
         click.echo(f"  {event}: {command}")
     for target, _ in plan.files:
-        click.echo(f"  installed {target}")
+        if target not in plan.skipped:
+            click.echo(f"  installed {target}")
+    for target in plan.skipped:
+        click.echo(f"  kept your {target} (not overwritten)")
 
 
 @main.command()
