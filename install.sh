@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Install memory-tool for Claude Code: its own virtual environment, the package, the memory
+# palace, the hooks in ~/.claude/settings.json; then print what the next session will be given.
+#   ./install.sh              install (safe to run again)
+#   ./install.sh --uninstall  remove the hooks, the skill and the command (memory files are kept)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="$here/.venv"
+python="${PYTHON:-python3}"
+bin_dir="${MEMORY_TOOL_BIN_DIR:-$HOME/.local/bin}"
+link="$bin_dir/memory-tool"
+
+if [ "${1:-}" = "--uninstall" ]; then
+    if [ -x "$venv/bin/memory-tool" ]; then
+        "$venv/bin/memory-tool" uninstall
+    fi
+    if [ -L "$link" ] && [ "$(readlink "$link")" = "$venv/bin/memory-tool" ]; then
+        rm "$link"
+        echo "removed $link"
+    fi
+    echo "memory-tool is off. Your memory files are untouched; delete $venv to remove the tool."
+    exit 0
+fi
+
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+    echo "memory-tool needs Python 3.10 or newer (found: $("$python" --version 2>&1))." >&2
+    exit 1
+fi
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here"
+# Hooks run on every prompt: compile once so no hook process pays for it.
+"$venv/bin/python" -m compileall -q "$here/memory_tool" "$here/hooks" >/dev/null
+
+# The agent runs `memory-tool search|peek|get` through its shell: put the command on PATH.
+mkdir -p "$bin_dir"
+ln -sfn "$venv/bin/memory-tool" "$link"
+case ":$PATH:" in
+    *":$bin_dir:"*) ;;
+    *) echo "note: add $bin_dir to your PATH so Claude (and you) can run memory-tool." ;;
+esac
+
+"$venv/bin/memory-tool" init
+"$venv/bin/memory-tool" install
+"$venv/bin/memory-tool" index >/dev/null
+echo
+echo "What Claude Code will be given at the start of a session in $(pwd):"
+"$venv/bin/memory-tool" wake

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run the test suite: installs the test dependencies into .venv (and the real `claude` binary for
+# the end-to-end tests into .cache/claude), then runs pytest. Extra arguments go to pytest.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+bash .ci/install_claude.sh >/dev/null
+exec .venv/bin/python -m pytest "$@"
