@@ -1,0 +1,6 @@
+#!/usr/bin/env python3
+"""Claude Code SessionEnd hook for memory-tool: a shim over memory_tool.hooks (fails open)."""
+
+import _bootstrap
+
+_bootstrap.run("SessionEnd")

@@ -1,0 +1,49 @@
+"""Stop and SessionEnd: keep the hot file current, compress the session into its cold summary,
+and ask for a handoff once when a substantial session is about to stop without one.
+
+Registered with ``memory_tool.hooks`` on import. The cheap part (reading the new transcript
+lines, the hot file, the handoff decision) runs in the hook; the Scribe (cold summary, inbox,
+rolling window) runs in a detached process, since SessionEnd hooks share a 1.5 s budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import hooks, tiers
+
+
+def _scribe(state: dict[str, Any], *, final: bool) -> None:
+    from . import scribe
+
+    if final or state["generation"] != state.get("scribed_generation"):
+        try:
+            scribe.spawn(state["session_id"], final=final)
+        except Exception as exc:  # noqa: BLE001 - a summary that fails must not cost the stop
+            hooks.log_error("scribe", exc)
+
+
+def on_stop(payload: dict[str, Any]) -> dict[str, Any] | None:
+    if payload.get("agent_id"):  # a subagent's stop: the main session is not ending
+        return None
+    final = payload.get("last_assistant_message")
+    state = tiers.update_session(payload, final=final if isinstance(final, str) else None)
+    if state is None:
+        return None
+    from .config import load_config
+    from .handoff import decide
+
+    result = decide(payload, state, load_config(), hooks._cwd(payload))
+    _scribe(state, final=False)
+    return result
+
+
+def on_session_end(payload: dict[str, Any]) -> dict[str, Any] | None:
+    state = tiers.update_session(payload)
+    if state is not None:
+        _scribe(state, final=True)
+    return None
+
+
+hooks.register("Stop", on_stop)
+hooks.register("SessionEnd", on_session_end)
