@@ -36,7 +36,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import core, hygiene, install, recall  # noqa: F401 - importing registers the commands
+    from . import core, hygiene, install, recall, tiers  # noqa: F401 - importing registers the commands
 
 
 _register()

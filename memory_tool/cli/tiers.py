@@ -1,0 +1,287 @@
+"""Tier commands: context, hot, scribe, handoff, inbox (list / accept / reject)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import handoff as handoff_mod
+from .. import inbox as inbox_mod
+from .. import paths, tiers
+from .. import scribe as scribe_mod
+from ..config import budget as config_budget
+from ..config import load_config
+from ..errors import MemoryToolError
+from ..index import Index, open_index
+from ..rooms import room_classifier
+from . import domain_errors, main
+from .options import cwd_option, json_option
+
+
+def _index() -> Index:
+    idx = open_index()
+    idx.room_classifier = room_classifier()
+    return idx
+
+
+def _state_for(session: str | None, cwd: str) -> dict[str, Any] | None:
+    if session:
+        state = tiers.load_state(session)
+        if state is None:
+            raise MemoryToolError(
+                f"no hot memory for session {session!r}: the hooks have not seen it "
+                "(`memory-tool hot` without --session shows this project's latest)."
+            )
+        return state
+    return tiers.latest_state(cwd)
+
+
+@main.command()
+@click.option(
+    "--situation",
+    type=click.Choice(list(tiers.SITUATIONS)),
+    help="A row of the when-to-load table; detected from --prompt when omitted.",
+)
+@click.option("--prompt", default="", help="A prompt to detect the situation and search with.")
+@click.option("--session", help="Session id for the hot tier (default: this project's latest).")
+@click.option("--budget", type=click.IntRange(0), help="Token budget (default: budgets.l4_tokens).")
+@cwd_option
+@json_option
+@domain_errors
+def context(
+    situation: str | None,
+    prompt: str,
+    session: str | None,
+    budget: int | None,
+    cwd: str,
+    as_json: bool,
+) -> None:
+    """Print what the prompt hook would load from the hot, cold and wiki tiers.
+
+    \b
+    situation  hot                        cold                      wiki
+    new        (in the conversation)      -                         -
+    resume     this session's hot file    latest of this project    -
+    debug      (in the conversation)      search                    -
+    spec       (in the conversation)      -                         matching records
+    onboard    (in the conversation)      -                         matching records
+    incident   (in the conversation)      search                    matching records
+    """
+    state = _state_for(session, cwd)
+    chosen = situation or tiers.situation_of(prompt)
+    query = prompt or (state["task"] if state else "")
+    tokens_budget = budget if budget is not None else config_budget(load_config(), "l4")
+    with _index() as idx:
+        units = tiers.units_for(
+            idx,
+            chosen,
+            prompt=query,
+            cwd=cwd,
+            state=state,
+            budget=tokens_budget,
+            max_chars=tiers.PROMPT_CONTEXT_MAX_CHARS,
+        )
+    hot, cold, wiki = tiers.LOAD_TABLE[chosen]
+    text = "".join(u.text for u in units)
+    used = sum(u.tokens for u in units)
+    if as_json:
+        data = {
+            "situation": chosen,
+            "loads": {"hot": hot, "cold": cold or None, "wiki": wiki},
+            "session": state["session_id"] if state else None,
+            "tokens": used,
+            "budget": tokens_budget,
+            "text": text,
+        }
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    click.echo(
+        f"situation: {chosen}  (hot: {'yes' if hot else 'in the conversation'}, "
+        f"cold: {cold or 'no'}, wiki: {'matching records' if wiki else 'no'})"
+    )
+    click.echo("---")
+    click.echo(text or "(nothing to load)\n", nl=False)
+    click.echo("---")
+    click.echo(f"{used}/{tokens_budget} tokens, {len(text)} characters")
+
+
+@main.command()
+@click.option("--session", help="Session id (default: this project's most recent session).")
+@cwd_option
+@domain_errors
+def hot(session: str | None, cwd: str) -> None:
+    """Show a session's hot file: current task, decisions, last actions, blockers, handoff."""
+    state = _state_for(session, cwd)
+    if state is None:
+        click.echo("no hot memory for this project yet (the hooks write it as a session runs)")
+        return
+    path = tiers.hot_path(state["session_id"])
+    try:
+        click.echo(path.read_text(encoding="utf-8"), nl=False)
+    except OSError:
+        click.echo(tiers.render_hot(state), nl=False)
+    click.echo(f"---\nfile: {path}")
+
+
+@main.command()
+@click.option("--session", help="Session id to put in the template.")
+@cwd_option
+@domain_errors
+def handoff(session: str | None, cwd: str) -> None:
+    """Print the handoff template and where the handoff goes (thoughts/HANDOFF.md)."""
+    target = handoff_mod.target(cwd)
+    state = tiers.load_state(session) if session else tiers.latest_state(cwd)
+    sid = session or (state["session_id"] if state else "")
+    click.echo(f"Write the handoff to {target}")
+    if target.exists():
+        click.echo("(it exists: replace it with this session's handoff)")
+    click.echo("")
+    click.echo(handoff_mod.render_template(cwd, sid), nl=False)
+
+
+def _resolve_target(target: str | None, cwd: str, transcript_cwd: bool) -> str:
+    """A session id, from a session id or a transcript path (or this project's latest)."""
+    if target is None:
+        state = tiers.latest_state(cwd)
+        if state is None:
+            raise MemoryToolError(
+                "no session seen in this project yet: pass a session id or a transcript path."
+            )
+        return str(state["session_id"])
+    path = Path(target)
+    if path.is_file():
+        return str(
+            scribe_mod.state_from_transcript(path, None if transcript_cwd else cwd)["session_id"]
+        )
+    if tiers.load_state(target) is not None:
+        return target
+    found = scribe_mod.find_transcript(target)
+    if found is None:
+        raise MemoryToolError(
+            f"{target!r} is neither a transcript file nor a session the hooks have seen, and no "
+            f"transcript {target}.jsonl is under {paths.projects_dir()}."
+        )
+    return str(scribe_mod.state_from_transcript(found)["session_id"])
+
+
+@main.command()
+@click.argument("target", required=False)
+@click.option("--roll", is_flag=True, help="Only run the rolling window (promote, then remove).")
+@click.option(
+    "--model/--no-model",
+    default=None,
+    help="Also ask `claude -p` for a summary (default: cold.model_summary in config).",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Project a transcript belongs to (default: the cwd recorded in it).",
+)
+@json_option
+@domain_errors
+def scribe(
+    target: str | None, roll: bool, model: bool | None, cwd: str | None, as_json: bool
+) -> None:
+    """Compress a session (id or transcript path) into its cold summary, by hand.
+
+    Without TARGET: this project's most recent session. Hooks do this on their own at Stop and
+    SessionEnd; --roll promotes summaries older than cold.retention_days to the wiki and removes
+    them."""
+    if roll:
+        with _index() as idx:
+            report = scribe_mod.roll(idx)
+        if as_json:
+            data = {"removed": report.removed, "promoted": [e.id for e in report.promoted]}
+            click.echo(json.dumps(data, indent=2))
+            return
+        for e in report.promoted:
+            click.echo(f"promoted {e.id} -> {e.path}")
+        for p in report.removed:
+            click.echo(f"removed  {p}")
+        click.echo(f"{len(report.removed)} summaries rolled, {len(report.promoted)} wiki records")
+        return
+    sid = _resolve_target(target, cwd or os.getcwd(), transcript_cwd=cwd is None)
+    entry = scribe_mod.run(sid, final=True, model=model)
+    if entry is None:
+        raise MemoryToolError(f"session {sid} has nothing to summarise yet.")
+    state = tiers.load_state(sid) or {}
+    chars = int(state.get("text_chars") or 0)
+    size = len(entry.body)
+    if as_json:
+        summary = {"id": entry.id, "path": entry.path, "session_chars": chars}
+        summary["summary_chars"] = size
+        click.echo(json.dumps(summary, indent=2))
+        return
+    ratio = f", {size / chars:.0%} of the session's {chars:,}" if chars else ""
+    click.echo(f"saved {entry.id} -> {entry.path} ({size:,} characters{ratio})")
+
+
+@main.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+@domain_errors
+def inbox(ctx: click.Context, as_json: bool) -> None:
+    """Candidate memories found in sessions, waiting for you: accept or reject each.
+
+    Lines tagged [DECISION] [GOTCHA] [REUSE] [DEFER] and your corrections land here; nothing
+    here is recalled or always-loaded until you accept it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    found = inbox_mod.list_candidates()
+    if as_json:
+        rows = [
+            {
+                "id": c.id,
+                "kind": c.kind,
+                "type": c.type,
+                "tier": c.tier or None,
+                "session": c.session,
+                "project": c.project,
+                "created": c.created,
+                "text": c.text,
+            }
+            for c in found
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for c in found:
+        where = "wiki" if c.tier == "wiki" else c.type
+        text = " ".join(c.text.split())
+        click.echo(f"{c.id}  {c.kind:<10} -> {where:<9} {c.created}  {text[:90]}")
+    if not found:
+        click.echo("inbox empty")
+    else:
+        click.echo(
+            f"{len(found)} waiting: `memory-tool inbox accept ID [--room R]` or `inbox reject ID`"
+        )
+
+
+@inbox.command("accept")
+@click.argument("candidate_id")
+@click.option("--room", help="File it in this palace room instead of its proposed place.")
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Project it belongs to (default: the project of the session it came from).",
+)
+@domain_errors
+def inbox_accept(candidate_id: str, room: str | None, cwd: str | None) -> None:
+    """Save a candidate as a memory (Claude Code format, dated, with its MEMORY.md line)."""
+    with _index() as idx:
+        entry = inbox_mod.accept(idx, candidate_id, room=room, cwd=cwd)
+    click.echo(f"saved {entry.id} -> {entry.path}")
+
+
+@inbox.command("reject")
+@click.argument("candidate_id")
+@domain_errors
+def inbox_reject(candidate_id: str) -> None:
+    """Drop a candidate; it is not offered again."""
+    c = inbox_mod.reject(candidate_id)
+    click.echo(f"rejected {c.id}")
