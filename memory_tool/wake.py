@@ -37,6 +37,7 @@ L1_MAX_CHARS = 2_000
 L2_MAX_CHARS = 5_000
 # The closing recap names at most this many rules: it is a reminder at the end, not a copy.
 RECAP_MAX_RULES = 3
+RECAP_LABEL_CHARS = 60
 
 
 @dataclass
@@ -76,7 +77,12 @@ def _more_line(n: int, noun: str, layer: str) -> str:
 
 
 def _label(e: Entry) -> str:
-    return one_line(e.description or e.name or e.id)[:60]
+    """A rule's short name for the recap: its one-line description, cut at a word."""
+    text = one_line(e.description or e.name or e.id).rstrip(".")
+    if len(text) <= RECAP_LABEL_CHARS:
+        return text
+    cut = text[:RECAP_LABEL_CHARS].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
 
 
 def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) -> Brief:

@@ -143,9 +143,7 @@ def show(entry_id: str) -> None:
     "--type",
     "type_",
     type=click.Choice(list(WRITABLE_TYPES)),
-    default="project",
-    show_default=True,
-    help="What kind of memory this is.",
+    help="What kind of memory this is [default: project; note with --room; wiki with --tier].",
 )
 @click.option("--room", help="Palace room to file it in (e.g. authentication).")
 @click.option("--importance", type=click.IntRange(1, 5), help="1 (trivia) to 5 (critical).")
@@ -158,7 +156,7 @@ def show(entry_id: str) -> None:
 @click.argument("text", nargs=-1, required=True)
 @domain_errors
 def add(
-    type_: str,
+    type_: str | None,
     room: str | None,
     importance: int | None,
     name: str | None,
@@ -174,6 +172,8 @@ def add(
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
     --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
     spans dropped before anything is written."""
+    if type_ is None:
+        type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
     with _index() as idx:
         entry = add_memory(
             idx,
