@@ -289,7 +289,8 @@ _LINE_SUFFIX = re.compile(r":\d+(?::\d+)?$")
 _PATH_CHARS = re.compile(r"^[\w.@+~/%-]+$")
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 _DOMAIN = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$")
-# A line saying the path is gone on purpose is history, not drift.
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n")
+# A sentence saying the path is gone on purpose is history, not drift.
 _HISTORY = re.compile(
     r"\b(deleted|removed|renamed|moved|dropped|no longer|used to|formerly|was at)\b", re.I
 )
@@ -309,10 +310,10 @@ def path_refs(text: str) -> list[PathRef]:
     (``/api/users``: no such top-level folder here), fractions and ``and/or`` are not paths."""
     out: list[PathRef] = []
     seen: set[str] = set()
-    for line in text.splitlines():
-        if "/" not in line or _HISTORY.search(line):
+    for sentence in _SENTENCE.split(text):
+        if "/" not in sentence or _HISTORY.search(sentence):
             continue
-        for raw in _TOKEN_SPLIT.split(line):
+        for raw in _TOKEN_SPLIT.split(sentence):
             if "/" not in raw or "://" in raw or "..." in raw:
                 continue
             tok = _LINE_SUFFIX.sub("", raw.lstrip("*_").rstrip(".:!?*_"))

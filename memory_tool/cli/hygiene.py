@@ -291,7 +291,7 @@ def budget_cmd(
     L1 and L2 are the SessionStart brief; L3 is room recall for --prompt or --room; the hot
     tier is a session's working state. Exact cl100k counts of the text actually emitted."""
     with _index() as idx:
-        idx.refresh_for_wake(cwd)
+        idx.refresh(cwd)  # all of it: L3 reads rooms that the wake-up refresh skips
         brief = build_brief(idx, cwd)
         l1, l2 = brief.layers["L1"], brief.layers["L2"]
         rows = []
