@@ -76,7 +76,7 @@ def test_add_to_a_room_and_to_the_wiki(project: Path) -> None:
     assert list((paths.state_root() / "wiki").glob("*.md"))
     listed = json.loads(cli("list", "--json"))
     assert {r["room"] for r in listed} >= {"database"}
-    assert {r["type"] for r in listed} == {"project", "wiki"}
+    assert {r["type"] for r in listed} == {"note", "wiki"}
 
 
 def test_wake_reports_each_layer_against_its_budget(project: Path) -> None:
