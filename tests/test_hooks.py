@@ -99,3 +99,71 @@ def test_unwritable_state_root_fails_open(project: Path, tmp_path: Path) -> None
     proc = run_hook("SessionStart", start_payload(project), env={"MEMORY_TOOL_HOME": str(blocker)})
     assert proc.returncode == 0
     assert proc.stdout == b""
+
+
+HEAVY = ("tiktoken", "yaml", "click", "rapidfuzz", "frontmatter")
+
+
+def imported_modules(event: str, payload: dict[str, str]) -> str:
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    script = (
+        REPO
+        / "hooks"
+        / {"SessionStart": "session_start.py", "UserPromptSubmit": "user_prompt_submit.py"}[event]
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-S", str(script)],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout
+    return proc.stderr.decode()
+
+
+def test_steady_state_hooks_load_no_heavy_module(project: Path) -> None:
+    write_memory(
+        paths.project_memory_dir(project),
+        "feedback_x.md",
+        "Never skip the tests.",
+        type_="feedback",
+    )
+    write_memory(paths.state_root() / "rooms" / "authentication", "jwt.md", "Login uses JWTs.")
+    from memory_tool.index import open_index
+
+    with open_index() as idx:
+        idx.refresh(project)
+    start = start_payload(project)
+    prompt = {"session_id": "s1", "cwd": str(project), "prompt": "the login token is broken"}
+    run_hook("SessionStart", start)  # first run may fill caches
+    run_hook("UserPromptSubmit", {**prompt, "session_id": "warm"})
+    for event, payload in (("SessionStart", start), ("UserPromptSubmit", prompt)):
+        modules = imported_modules(event, payload)
+        loaded = {m for m in HEAVY if f" {m}\n" in modules or f" {m}." in modules}
+        assert not loaded, f"{event} imported {loaded}"
+
+
+def test_without_an_encoding_wake_says_it_estimated(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool import tokens
+    from memory_tool.cli import main
+
+    monkeypatch.setattr(tokens, "ENCODING_NAMES", ("no-such-encoding",))
+    monkeypatch.setattr(tokens, "_loaded", False)
+    monkeypatch.setattr(tokens, "_encoding", None)
+    write_memory(
+        paths.project_memory_dir(project),
+        "feedback_x.md",
+        "Never skip the tests.",
+        type_="feedback",
+    )
+    out = CliRunner().invoke(main, ["wake", "--cwd", str(project)]).output
+    assert "estimate" in out and "Never skip the tests." in out
+    assert tokens.count("abcdef") == 2  # 6 UTF-8 bytes / 3: documented over-estimate
