@@ -16,6 +16,11 @@ def run(event: str) -> None:
         sys.path.insert(0, root)
     if sys.flags.no_site:
         version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        # In a virtualenv, -S also skips reading pyvenv.cfg, so sys.prefix is the base
+        # interpreter's: the venv (where YAML and the tokenizer live) is beside sys.executable.
+        venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+        if os.path.exists(os.path.join(venv, "pyvenv.cfg")):
+            sys.path.append(os.path.join(venv, "lib", version, "site-packages"))
         sys.path.append(os.path.join(sys.prefix, "lib", version, "site-packages"))
     try:
         from memory_tool.hooks import run as run_hook

@@ -1,0 +1,52 @@
+"""Faults and bad input: every hook exits 0, says nothing or one valid JSON document under
+10,000 characters, and never loses or changes a memory file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from helpers import write_memory
+
+from memory_tool import paths
+from memory_tool.settings import hook_command
+
+
+def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
+    return {
+        "session_id": "s1",
+        "transcript_path": "/nonexistent.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
+
+
+def log_text() -> str:
+    log = paths.log_file()
+    return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+
+
+def run_installed(event: str, payload: object) -> subprocess.CompletedProcess[bytes]:
+    """The hook exactly as `memory-tool install` writes it into settings.json (`python -S`)."""
+    return subprocess.run(
+        hook_command(event),
+        shell=True,
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+
+
+def test_installed_hook_command_parses_new_memory_files(project: Path) -> None:
+    # A file written by Claude Code (not by us) must be parsed on the hook path, which needs the
+    # virtualenv's packages (YAML) even though the hook runs with -S.
+    write_memory(
+        paths.project_memory_dir(project), "project_fresh.md", "Fresh fact ZNEWQ.", type_="project"
+    )
+    proc = run_installed("SessionStart", start_payload(project))
+    assert proc.returncode == 0
+    assert b"ZNEWQ" in proc.stdout, log_text()
