@@ -50,3 +50,26 @@ def test_installed_hook_command_parses_new_memory_files(project: Path) -> None:
     proc = run_installed("SessionStart", start_payload(project))
     assert proc.returncode == 0
     assert b"ZNEWQ" in proc.stdout, log_text()
+
+
+def test_wake_prints_exactly_what_the_hook_injects_when_memory_needs_attention(
+    project: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli import main
+
+    # More always-loaded facts than the cap: the hook adds a hygiene line to the brief.
+    for i in range(20):
+        write_memory(
+            paths.project_memory_dir(project),
+            f"project_fact_{i}.md",
+            f"Widget {i} uses setting {i}.",
+            type_="project",
+        )
+    proc = run_installed("SessionStart", start_payload(project))
+    injected = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    res = CliRunner().invoke(main, ["wake", "--json", "--cwd", str(project)])
+    assert res.exit_code == 0, res.output
+    assert "Memory hygiene" in injected
+    assert json.loads(res.output)["text"] == injected

@@ -45,9 +45,12 @@ def init() -> None:
 @domain_errors
 def wake(cwd: str, as_json: bool) -> None:
     """Print exactly what SessionStart injects here, with each layer's tokens."""
+    from ..doctor import wake_units
+
     with _index() as idx:
         idx.refresh_for_wake(cwd)
-        brief = build_brief(idx, cwd)
+        # The same extra line SessionStart adds when memory needs attention.
+        brief = build_brief(idx, cwd, extra=wake_units(idx, cwd))
     exact = tokens.count(brief.text)
     method = tokens.method()
     if as_json:
