@@ -248,3 +248,113 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return out
+
+
+# ---- memory-tool in the sandbox (helpers for tests/e2e/test_memory_*.py) ----------------------
+# Added for the memory-tool end-to-end tests: run our CLI against the sandbox's HOME, and find
+# what our hooks injected in a recorded request.
+
+# Every memory-tool process in a sandbox (the CLI, and the hooks claude starts, which inherit
+# claude's environment): a pinned day so output is reproducible, and no detached background
+# refresh that could outlive the test.
+MEMORY_TOOL_ENV: dict[str, str | None] = {
+    "MEMORY_TOOL_NO_BACKGROUND": "1",
+    "MEMORY_TOOL_TODAY": "2026-11-29",
+    "MEMORY_TOOL_HOME": None,
+    "CLAUDE_CONFIG_DIR": None,
+}
+# The CLI as a module call: works from whichever environment runs pytest (no console script
+# needed), and `memory-tool install` then writes hook commands for this same interpreter.
+_MEMORY_TOOL_CALL = (
+    "import sys; from memory_tool.cli import main; sys.argv[0] = 'memory-tool'; main()"
+)
+FENCE_OPEN_TAG = "<memory-context>"
+FENCE_CLOSE_TAG = "</memory-context>\n"
+
+
+def memory_tool(
+    box: Sandbox,
+    *args: str,
+    cwd: Path | str | None = None,
+    check: bool = True,
+    env: Mapping[str, str | None] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`memory-tool ARGS` with the sandbox's HOME (config in HOME/.claude, state under it)."""
+    res = subprocess.run(
+        [sys.executable, "-c", _MEMORY_TOOL_CALL, *args],
+        cwd=str(cwd if cwd is not None else box.project),
+        env=box.env({**MEMORY_TOOL_ENV, **(env or {})}),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if check and res.returncode != 0:
+        raise AssertionError(
+            f"memory-tool {shlex.join(args)} exited {res.returncode}\n{res.stdout}\n{res.stderr}"
+        )
+    return res
+
+
+def state_dir(box: Sandbox) -> Path:
+    """memory-tool's state root in the sandbox (<config>/memory-tool)."""
+    return box.config_dir / "memory-tool"
+
+
+def hooks_log(box: Sandbox) -> str:
+    path = state_dir(box) / "logs" / "hooks.log"
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def run_claude_with_memory(
+    box: Sandbox, prompt: str, extra_args: Sequence[str] = (), **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """`run_claude` with MEMORY_TOOL_ENV, which the hooks inherit."""
+    env = {**MEMORY_TOOL_ENV, **(kwargs.pop("env", None) or {})}
+    return box.run_claude(prompt, extra_args=extra_args, env=env, **kwargs)
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """Every `<memory-context>…</memory-context>\\n` block in `text`, tags included."""
+    out = []
+    start = text.find(FENCE_OPEN_TAG)
+    while start != -1:
+        end = text.find(FENCE_CLOSE_TAG, start)
+        if end == -1:
+            out.append(text[start:])
+            break
+        out.append(text[start : end + len(FENCE_CLOSE_TAG)])
+        start = text.find(FENCE_OPEN_TAG, end)
+    return out
+
+
+def _text_blocks(req: Any) -> list[str]:
+    """Each text block of a recorded request's messages, in order."""
+    out: list[str] = []
+    body = req.body if isinstance(req.body, dict) else {}
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in [content] if isinstance(content, str) else content or []:
+            text = block if isinstance(block, str) else block.get("text")
+            if isinstance(text, str):
+                out.append(text)
+    return out
+
+
+def injected_by(req: Any, event: str) -> list[str]:
+    """The `<memory-context>` blocks a hook for `event` put into one recorded request.
+
+    Claude Code 2.1.332 puts the additionalContext of an event's hooks into one text block,
+    after "<Event> hook additional context: " (several hooks' outputs joined by newlines).
+    """
+    marker = f"{event} hook additional context: "
+    out: list[str] = []
+    for text in _text_blocks(req):
+        at = text.find(marker)
+        while at != -1:
+            segment = text[at + len(marker) :]
+            nxt = segment.find(" hook additional context: ")
+            out += fenced_blocks(segment if nxt == -1 else segment[:nxt])
+            at = text.find(marker, at + len(marker))
+    return out
