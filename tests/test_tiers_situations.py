@@ -1,0 +1,159 @@
+"""The when-to-load table as behaviour: each situation loads the tiers the design says, within
+the budget it is given, counted exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import write_memory
+from test_tiers_support import LONG_SID, install_transcript, payload
+
+from memory_tool import scribe, tiers, tokens
+from memory_tool.cli import main
+from memory_tool.index import open_index
+
+HOT = tiers.HOT_HEADING
+COLD_LATEST = tiers.COLD_LATEST_HEADING
+COLD_SEARCH = tiers.COLD_SEARCH_HEADING
+WIKI = tiers.WIKI_HEADING
+
+PROMPTS = {
+    "new": "Add a CSV export to the reports page",
+    "resume": "where were we?",
+    "debug": "The idempotency test is failing again with a Redis connection error",
+    "spec": "Implement POST /refunds according to the idempotency ADR",
+    "onboard": "Walk me through how idempotency keys work in the billing API",
+    "incident": "Post-mortem: duplicate charges slipped through despite idempotency keys",
+}
+# situation -> (hot, cold heading or None, wiki)
+EXPECTED: dict[str, tuple[bool, str | None, bool]] = {
+    "new": (False, None, False),
+    "resume": (True, COLD_LATEST, False),
+    "debug": (False, COLD_SEARCH, False),
+    "spec": (False, None, True),
+    "onboard": (False, None, True),
+    "incident": (False, COLD_SEARCH, True),
+}
+
+
+@pytest.mark.parametrize("situation", list(PROMPTS))
+def test_prompts_are_recognised(situation: str) -> None:
+    assert tiers.situation_of(PROMPTS[situation]) == situation
+
+
+@pytest.mark.parametrize(
+    ("prompt", "situation"),
+    [
+        ("continue", "resume"),
+        ("ok, carry on", "resume"),
+        ("Where did we leave off with the parser?", "resume"),
+        ("continue the refactor of the payments module and add tests for every new path", "new"),
+        ("The export is broken", "new"),  # a failure, but nothing says it recurs
+        ("Why does the flaky upload test keep failing?", "debug"),
+        (
+            "What is the auth service responsible for? Explain how the token refresh works",
+            "onboard",
+        ),
+        ("Root cause of last night's outage", "incident"),
+        ("", "new"),
+    ],
+)
+def test_situation_edge_cases(prompt: str, situation: str) -> None:
+    assert tiers.situation_of(prompt) == situation
+
+
+@pytest.fixture
+def tiers_world(project: Path, state: Path) -> dict[str, object]:
+    """An earlier session summarised in the cold tier, two wiki records, and a live session."""
+    long = install_transcript("tiers_long", project)
+    tiers.update_session(payload("Stop", "tiers_long", project, long))
+    scribe.run(LONG_SID)
+    write_memory(
+        state / "wiki",
+        "idempotency-adr.md",
+        "**Decision:** Idempotency keys live in Redis for 24 h under idem:{account}:{key}. "
+        "**Context:** retries double-charged customers. **Consequences:** Redis is required.",
+        type_="wiki",
+        layout="top",
+        description="ADR: idempotency keys for POST endpoints",
+    )
+    write_memory(
+        state / "wiki",
+        "theming.md",
+        "The frontend uses CSS variables for themes; dark mode toggles a class on <html>.",
+        type_="wiki",
+        layout="top",
+    )
+    small = install_transcript("tiers_small", project)
+    tiers.update_session(payload("Stop", "tiers_small", project, small))
+    with open_index() as idx:
+        idx.refresh(project)
+    return {"small": small}
+
+
+@pytest.mark.parametrize("situation", list(PROMPTS))
+def test_each_situation_loads_what_the_table_says(
+    situation: str, project: Path, tiers_world: dict[str, object]
+) -> None:
+    small = tiers_world["small"]
+    assert isinstance(small, Path)
+    hook_payload = payload("UserPromptSubmit", "tiers_small", project, small)
+    hook_payload["prompt"] = PROMPTS[situation]
+    budget = 3000
+    with open_index() as idx:
+        units = tiers.prompt_context(idx, hook_payload, str(project), budget)
+    text = "".join(u.text for u in units)
+    want_hot, want_cold, want_wiki = EXPECTED[situation]
+    assert (HOT in text) == want_hot
+    assert (COLD_LATEST in text) == (want_cold == COLD_LATEST)
+    assert (COLD_SEARCH in text) == (want_cold == COLD_SEARCH)
+    assert (WIKI in text) == want_wiki
+    if want_cold:
+        assert "Task: Add idempotency keys" in text  # the earlier session's summary
+    if want_wiki:
+        assert "Idempotency keys live in Redis" in text
+        assert "CSS variables" not in text  # only matching records
+    if situation == "resume":
+        assert "Current task: Fix the typo in the README heading." in text  # this session's
+    if situation == "debug":
+        # The part of the summary the prompt is about comes along with its id line.
+        assert "Redis" in text.split(COLD_SEARCH)[1]
+    assert sum(u.tokens for u in units) == tokens.count(text) <= budget
+    assert len(text) <= tiers.PROMPT_CONTEXT_MAX_CHARS
+
+
+def test_budget_is_a_hard_ceiling(project: Path, tiers_world: dict[str, object]) -> None:
+    small = tiers_world["small"]
+    assert isinstance(small, Path)
+    with open_index() as idx:
+        for budget in (0, 20, 60, 150, 400):
+            for prompt in PROMPTS.values():
+                p = payload("UserPromptSubmit", "tiers_small", project, small, prompt=prompt)
+                units = tiers.prompt_context(idx, p, str(project), budget)
+                text = "".join(u.text for u in units)
+                assert sum(u.tokens for u in units) == tokens.count(text) <= budget
+                # A heading never comes alone: a section is either there with content or not.
+                for heading in (HOT, COLD_LATEST, COLD_SEARCH, WIKI):
+                    if heading in text:
+                        rest = text.split(heading)[1]
+                        assert rest and not rest.startswith("##")
+
+
+def test_cli_context_prints_what_would_load(project: Path, tiers_world: dict[str, object]) -> None:
+    runner = CliRunner()
+    for situation in ("resume", "debug", "spec", "onboard", "incident"):
+        result = runner.invoke(
+            main,
+            ["context", "--situation", situation, "--prompt", PROMPTS[situation],
+             "--cwd", str(project)],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith(f"situation: {situation}")
+        want_hot, want_cold, want_wiki = EXPECTED[situation]
+        assert (HOT.strip() in result.output) == want_hot
+        assert (WIKI.strip() in result.output) == want_wiki
+        assert "tokens" in result.output.splitlines()[-1]
+    detected = runner.invoke(main, ["context", "--prompt", "where were we", "--cwd", str(project)])
+    assert detected.output.startswith("situation: resume")
