@@ -1,0 +1,247 @@
+"""The Scribe: cold summaries (content, ~1/10 of the session), the rolling window with wiki
+promotion, privacy, and the optional isolated `claude -p` summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import run_hook
+from test_tiers_support import (
+    ANTHROPIC_KEY,
+    LONG_SID,
+    SECRETS,
+    SMALL_SID,
+    hook_json,
+    install_transcript,
+    payload,
+    state_files,
+)
+
+from memory_tool import scribe, tiers
+from memory_tool.cli import main
+from memory_tool.index import open_index
+
+
+def _summarise(project: Path, name: str = "tiers_long") -> Path:
+    transcript = install_transcript(name, project)
+    tiers.update_session(payload("Stop", name, project, transcript))
+    entry = scribe.run(LONG_SID if name == "tiers_long" else SMALL_SID)
+    assert entry is not None
+    return Path(entry.path)
+
+
+def _body(path: Path) -> str:
+    return path.read_text(encoding="utf-8").split("\n---\n", 1)[1]
+
+
+def test_cold_summary_holds_the_session_in_a_tenth_of_its_text(project: Path, state: Path) -> None:
+    path = _summarise(project)
+    assert path.parent == state / "cold" / path.parent.name
+    assert path.name == f"2026-11-29-{LONG_SID[:8]}.md"
+    body = _body(path)
+    summary = body.split("\n## Stats\n")[0]
+    session_chars = tiers.load_state(LONG_SID)["text_chars"]  # type: ignore[index]
+    ratio = len(summary) / session_chars
+    assert 0.05 < ratio <= 0.11, ratio  # about a tenth; never a copy
+    # The task, the result (from the final answer), decisions, files, commands, open items.
+    assert "Task: Add idempotency keys to POST /charges" in body
+    assert "Result: Idempotency keys are in place for POST /charges" in body
+    decisions = body.split("## Decisions\n")[1].split("\n\n")[0]
+    assert "Store idempotency records in Redis with a 24 h TTL" in decisions
+    assert "User: Always run mypy before committing." in decisions
+    assert "## Gotchas\n- The test suite needs Redis" in body
+    files = body.split("## Files changed (6)\n")[1].split("\n\n")[0].splitlines()
+    assert "- app/idempotency.py" in files and "- docs/idempotency.md" in files  # subagent's too
+    commands = body.split("## Commands that mattered\n")[1].split("\n\n")[0]
+    assert "`mypy app`: failed 1x" in commands and "passes now" in commands
+    assert "git status --short" not in commands  # not every command matters
+    assert "## Open items\n- POST /refunds still has no idempotency" in body
+    assert "Stats" in body and "25 tool calls, 6 files edited" in body
+
+
+def test_cold_summary_is_indexed_as_cold_memory_and_never_always_loaded(project: Path) -> None:
+    path = _summarise(project)
+    with open_index() as idx:
+        (entry,) = idx.query("path = ?", (str(path),))
+    assert entry.source == "cold" and entry.type == "cold" and not entry.always
+    assert entry.created == "2026-11-29"
+    assert entry.line.startswith(f"- [{entry.id}] Task: Add idempotency keys")
+    result = CliRunner().invoke(main, ["wake", "--cwd", str(project)])
+    assert "idempotency" not in result.output  # cold is on demand, not in the brief
+
+
+def test_a_session_is_one_summary_rewritten_as_it_goes(project: Path, state: Path) -> None:
+    transcript = install_transcript("tiers_long", project, lines=20)
+    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    first = scribe.run(LONG_SID)
+    assert first is not None
+    assert "Result:" in Path(first.path).read_text()
+    install_transcript("tiers_long", project)
+    run_hook("Stop", payload("Stop", "tiers_long", project, transcript,
+                             last_assistant_message="Final: all done, refunds next."))  # fmt: skip
+    files = list((state / "cold").rglob("*.md"))
+    assert [str(p) for p in files] == [first.path]
+    # The Stop payload's final answer wins over the transcript, which may lag.
+    assert "Result: Final: all done, refunds next." in files[0].read_text()
+
+
+def test_session_end_hook_writes_the_summary(project: Path, state: Path) -> None:
+    transcript = install_transcript("tiers_small", project)
+    out = run_hook("SessionEnd", payload("SessionEnd", "tiers_small", project, transcript,
+                                         reason="prompt_input_exit"))  # fmt: skip
+    assert out.returncode == 0 and hook_json(out.stdout) is None
+    (path,) = (state / "cold").rglob("*.md")
+    body = _body(path)
+    assert "Task: Fix the typo in the README heading." in body
+    assert "- README.md" in body and "- docs/index.md" in body
+    # A short session keeps its essentials even above a tenth (COLD_MIN_CHARS).
+    assert len(body) <= scribe.COLD_MIN_CHARS + 400
+
+
+def test_secrets_private_spans_and_injected_memory_never_reach_any_tier(
+    project: Path, state: Path
+) -> None:
+    transcript = install_transcript("tiers_long", project)
+    run_hook("Stop", payload("Stop", "tiers_long", project, transcript))
+    run_hook("SessionEnd", payload("SessionEnd", "tiers_long", project, transcript))
+    written = state_files(state)
+    assert any("cold" in p.parts for p in written) and any("inbox" in p.parts for p in written)
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        for secret in SECRETS:
+            assert secret not in text, (secret, path)
+    # Redacted in place, so the text stays useful: the kind of secret is still visible.
+    hot_state = (state / "hot" / f"{LONG_SID}.json").read_text()
+    assert "postgres://billing:[REDACTED:url_password]@db.internal" in hot_state
+    assert "Bearer [REDACTED:anthropic_key]" in hot_state
+
+
+def _age(path: Path, created: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    text = text.replace('created: "2026-11-29"', f'created: "{created}"')
+    text = text.replace('updated: "2026-11-29"', f'updated: "{created}"')
+    path.write_text(text, encoding="utf-8")
+
+
+def test_roll_promotes_decisions_and_gotchas_then_removes_old_summaries(
+    project: Path, state: Path
+) -> None:
+    old = _summarise(project)
+    recent = _summarise(project, "tiers_small")
+    _age(old, "2026-10-20")  # 40 days before today (MEMORY_TOOL_TODAY=2026-11-29)
+    _age(recent, "2026-11-01")  # 28 days: inside the 30-day window
+    with open_index() as idx:
+        report = scribe.roll(idx)
+        assert report.removed == [str(old)]
+        assert not old.exists() and recent.exists()
+        assert idx.query("path = ?", (str(old),)) == []
+        wiki = idx.query("source = 'wiki'")
+    texts = {e.description: Path(e.path).read_text() for e in wiki}
+    adr = next(t for d, t in texts.items() if d.startswith("Store idempotency records in Redis"))
+    for part in ("**Decision:** Store idempotency", "**Context:** Add idempotency keys",
+                 "**Consequences:** The code changed under it then: app/idempotency.py",
+                 "**Date:** 2026-10-20"):  # fmt: skip
+        assert part in adr
+    assert "created: '2026-10-20'" in adr and "- decision" in adr
+    assert any("**Gotcha:** The test suite needs Redis" in t for t in texts.values())
+    assert any("Always run mypy before committing" in d for d in texts)  # the user's rule
+    assert (state / "wiki" / "MEMORY.md").read_text().count("- [") == len(wiki)
+    # Promotion happens once: rolling again (or the same decision twice) adds nothing.
+    with open_index() as idx:
+        assert scribe.roll(idx).removed == []
+        assert len(idx.query("source = 'wiki'")) == len(wiki)
+
+
+def test_retention_days_come_from_the_config(project: Path, state: Path) -> None:
+    path = _summarise(project)
+    _age(path, "2026-11-20")  # 9 days old
+    with open_index() as idx:
+        assert scribe.roll(idx).removed == []
+    (state / "config.yaml").write_text("cold:\n  retention_days: 7\n")
+    result = CliRunner().invoke(main, ["scribe", "--roll"])
+    assert result.exit_code == 0, result.output
+    assert "1 summaries rolled" in result.output
+    assert not path.exists()
+
+
+def test_the_live_session_is_never_rolled_away(project: Path, state: Path) -> None:
+    # A transcript from long ago, summarised by hand: its summary is old, but it is the one
+    # being written, so the run that writes it keeps it.
+    transcript = Path(__file__).parent / "data" / "transcripts" / "session_basic.jsonl"
+    result = CliRunner().invoke(main, ["scribe", str(transcript)])
+    assert result.exit_code == 0, result.output
+    (path,) = (state / "cold").rglob("*.md")
+    assert path.name.startswith("2026-03-02-8d0c5f3e")
+    assert "Task: The upload client gives up on the first 503." in path.read_text()
+    assert "characters" in result.output and "%" in result.output
+
+
+def _fake_claude(tmp_path: Path, output: str) -> tuple[Path, Path]:
+    record = tmp_path / "claude-call.json"
+    script = tmp_path / "claude"
+    script.write_text(
+        "#!/usr/bin/env python3\n"
+        "import json, os, sys\n"
+        f"json.dump({{'argv': sys.argv[1:], 'nested': os.environ.get('MEMORY_TOOL_NESTED')}}, "
+        f"open({str(record)!r}, 'w'))\n"
+        f"print({output!r})\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script, record
+
+
+def test_model_summary_is_off_by_default(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script, record = _fake_claude(tmp_path, "model text")
+    monkeypatch.setenv("MEMORY_TOOL_CLAUDE_BIN", str(script))
+    transcript = install_transcript("tiers_small", project)
+    run_hook("SessionEnd", payload("SessionEnd", "tiers_small", project, transcript))
+    assert not record.exists()
+
+
+def test_model_summary_runs_isolated_capped_and_sanitised(
+    project: Path, state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long_text = "The session added idempotency keys. " * 40 + f"key {ANTHROPIC_KEY}"
+    script, record = _fake_claude(tmp_path, long_text)
+    monkeypatch.setenv("MEMORY_TOOL_CLAUDE_BIN", str(script))
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.yaml").write_text(
+        "cold:\n  model_summary: true\n  model_summary_max_chars: 300\n"
+    )
+    transcript = install_transcript("tiers_long", project)
+    run_hook("Stop", payload("Stop", "tiers_long", project, transcript))
+    assert not record.exists()  # only when the session ends: one call per session
+    run_hook("SessionEnd", payload("SessionEnd", "tiers_long", project, transcript))
+    call = json.loads(record.read_text())
+    argv = call["argv"]
+    assert argv[0] == "-p"
+    for flag in ("--bare", "--no-session-persistence"):
+        assert flag in argv
+    assert argv[argv.index("--tools") + 1] == ""  # no tools at all
+    assert call["nested"] == "1"  # our own hooks stand down even if hooks ran
+    prompt = argv[1]
+    assert "Add idempotency keys" in prompt
+    for secret in SECRETS:
+        assert secret not in prompt
+    (path,) = (state / "cold").rglob("*.md")
+    section = path.read_text().split("## Model summary\n")[1].split("\n## Stats")[0].strip()
+    assert 0 < len(section) <= 300
+    assert ANTHROPIC_KEY not in path.read_text()
+
+
+def test_nested_environment_makes_every_hook_a_no_op(project: Path, state: Path) -> None:
+    transcript = install_transcript("tiers_long", project)
+    nested = {"MEMORY_TOOL_NESTED": "1"}
+    for event in ("SessionStart", "Stop", "SessionEnd"):
+        data = payload(event, "tiers_long", project, transcript, source="startup")
+        out = run_hook(event, data, env=nested)
+        assert out.returncode == 0 and out.stdout == b""
+    assert not state.exists() or not list(state.rglob("*.md"))
+    assert os.environ.get("MEMORY_TOOL_NESTED") is None
