@@ -1,0 +1,143 @@
+"""Extraction of tagged lines and corrections into the inbox; accept writes a real memory,
+reject drops it for good; nothing reaches always-load without a person accepting it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from helpers import run_hook
+from test_tiers_support import LONG_SID, install_transcript, payload
+
+from memory_tool import inbox, paths
+from memory_tool.cli import main
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "text"),
+    [
+        ("[DECISION] Use Redis for idempotency records.", "decision",
+         "Use Redis for idempotency records."),
+        ("- **[GOTCHA]** fakeredis only starts when REDIS_URL is unset", "gotcha",
+         "fakeredis only starts when REDIS_URL is unset"),
+        ("[REUSE]: with_idempotency(key, fn) wraps any handler", "reuse",
+         "with_idempotency(key, fn) wraps any handler"),
+        ("Notes — [defer] — refunds need the same treatment later", "defer",
+         "refunds need the same treatment later"),
+    ],
+)  # fmt: skip
+def test_each_tag_is_extracted(line: str, kind: str, text: str) -> None:
+    assert inbox.tagged_lines(f"Some text first.\n{line}\nMore text.") == [(kind, text)]
+
+
+def test_tags_inside_our_injected_memory_are_ignored() -> None:
+    text = "<memory-context>\n[DECISION] Something we injected ourselves\n</memory-context>\nOk."
+    assert inbox.tagged_lines(text) == []
+    assert inbox.tagged_lines("[DECISION] ok") == []  # too short to be a fact
+
+
+@pytest.mark.parametrize(
+    ("prompt", "found"),
+    [
+        ("no, use the make test target instead", ["no, use the make test target instead"]),
+        ("Don't unset env vars in commands.", ["Don't unset env vars in commands."]),
+        ("Thanks. Always run mypy before committing.", ["Always run mypy before committing."]),
+        ("Never push to main directly, open a PR", ["Never push to main directly, open a PR"]),
+        ("Import it from retry.py instead, and keep the cap at 30 s.",
+         ["Import it from retry.py instead, and keep the cap at 30 s."]),
+        ("Why does it always fail on CI?", []),  # a question, not a rule
+        ("Add a CSV export to the reports page", []),
+        ("no", []),
+        ("x " * 400 + "never do this", []),  # a long paste is not a correction
+    ],
+)  # fmt: skip
+def test_corrections_are_extracted(prompt: str, found: list[str]) -> None:
+    assert inbox.corrections(prompt) == found
+
+
+def _session(project: Path) -> None:
+    transcript = install_transcript("tiers_long", project)
+    run_hook("Stop", payload("Stop", "tiers_long", project, transcript))
+
+
+def test_stop_fills_the_inbox_with_one_candidate_per_lesson(project: Path, state: Path) -> None:
+    _session(project)
+    found = {(c.kind, c.text) for c in inbox.list_candidates()}
+    assert ("decision", "Store idempotency records in Redis with a 24 h TTL, keyed by "
+            "`idem:{account_id}:{key}`, not in Postgres: the lookups are hot and the records are "
+            "disposable.") in found  # fmt: skip
+    assert ("gotcha", "The test suite needs Redis: tests/conftest.py starts fakeredis only when "
+            "REDIS_URL is unset, and .env sets it.") in found  # fmt: skip
+    assert any(k == "reuse" and "with_idempotency" in t for k, t in found)
+    assert any(k == "defer" and "POST /refunds" in t for k, t in found)
+    assert ("correction", "Always run mypy before committing.") in found
+    assert any(k == "correction" and "use the `make test` target" in t for k, t in found)
+    assert not any("Old injected note" in t for _, t in found)
+    # Proposed places: decision -> project, gotcha -> wiki, correction -> feedback.
+    by_kind = {c.kind: c for c in inbox.list_candidates()}
+    assert (by_kind["decision"].type, by_kind["decision"].tier) == ("project", "")
+    assert by_kind["gotcha"].tier == "wiki"
+    assert by_kind["correction"].type == "feedback"
+    assert all(c.session == LONG_SID for c in by_kind.values())
+    # The next Stop finds the same lessons: nothing is added twice.
+    before = len(inbox.list_candidates())
+    _session(project)
+    assert len(inbox.list_candidates()) == before
+
+
+def test_inbox_lists_and_accept_writes_a_claude_code_memory(project: Path, state: Path) -> None:
+    _session(project)
+    runner = CliRunner()
+    listing = runner.invoke(main, ["inbox"])
+    assert listing.exit_code == 0 and "correction" in listing.output and "waiting" in listing.output
+    (rule,) = [c for c in inbox.list_candidates() if c.text == "Always run mypy before committing."]
+
+    # Not in the always-loaded brief before a person accepts it...
+    assert "mypy" not in runner.invoke(main, ["wake", "--cwd", str(project)]).output
+    result = runner.invoke(main, ["inbox", "accept", rule.id])
+    assert result.exit_code == 0, result.output
+    saved = Path(result.output.split(" -> ")[1].strip())
+    assert saved.parent == paths.project_memory_dir(project)
+    assert saved.name.startswith("feedback_")
+    head, body = saved.read_text().split("\n---\n", 1)
+    meta = yaml.safe_load(head.removeprefix("---\n"))
+    assert meta["metadata"] == {"type": "feedback"}
+    assert meta["created"] == "2026-11-29"
+    assert meta["originSessionId"] == LONG_SID
+    assert body.strip() == "Always run mypy before committing."
+    index_md = (saved.parent / "MEMORY.md").read_text()
+    assert f"]({saved.name}) — Always run mypy before committing." in index_md
+    # ...and in it after.
+    assert "mypy" in runner.invoke(main, ["wake", "--cwd", str(project)]).output
+    assert rule.id not in runner.invoke(main, ["inbox"]).output
+
+
+def test_accept_gotcha_goes_to_the_wiki_or_the_given_room(project: Path, state: Path) -> None:
+    _session(project)
+    runner = CliRunner()
+    gotcha = next(c for c in inbox.list_candidates() if c.kind == "gotcha")
+    result = runner.invoke(main, ["inbox", "accept", gotcha.id])
+    assert result.exit_code == 0, result.output
+    assert Path(result.output.split(" -> ")[1].strip()).parent == state / "wiki"
+    decision = next(c for c in inbox.list_candidates() if c.kind == "decision")
+    result = runner.invoke(main, ["inbox", "accept", decision.id, "--room", "database"])
+    assert result.exit_code == 0, result.output
+    assert Path(result.output.split(" -> ")[1].strip()).parent == state / "rooms" / "database"
+
+
+def test_reject_drops_a_candidate_for_good(project: Path, state: Path) -> None:
+    _session(project)
+    runner = CliRunner()
+    reuse = next(c for c in inbox.list_candidates() if c.kind == "reuse")
+    result = runner.invoke(main, ["inbox", "reject", reuse.id])
+    assert result.exit_code == 0 and result.output.strip() == f"rejected {reuse.id}"
+    # The same transcript read again (a new session summarised by hand) does not bring it back.
+    (state / "hot" / f"{LONG_SID}.json").unlink()
+    _session(project)
+    assert reuse.id not in {c.id for c in inbox.list_candidates()}
+    again = runner.invoke(main, ["inbox", "reject", reuse.id])
+    assert again.exit_code != 0 and "accepted or rejected already" in again.output
+    bad = runner.invoke(main, ["inbox", "accept", "nonsense"])
+    assert bad.exit_code != 0 and "not an inbox id" in bad.output
