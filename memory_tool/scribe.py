@@ -498,7 +498,9 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
         try:
             entry = write_cold(idx, state)
             handoff = tiers.read_handoff_section(session_id)
-            warm_tokens(idx, [tiers.HOT_HEADING, *tiers.hot_lines(state, handoff)])
+            hot = tiers.hot_lines(state, handoff)
+            warm_tokens(idx, [tiers.HOT_HEADING])
+            snapshot = [[text, idx.count_cached(text)] for text in hot]
             found = [(n["kind"], n["text"]) for n in state["notes"]]
             write_candidates(
                 found,
@@ -514,6 +516,7 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             latest = tiers.load_state(session_id) or state
             latest["scribed_generation"] = state["generation"]
             latest["cold_path"] = entry.path
+            latest["hot_snapshot"] = snapshot
             if state.get("model_summary"):
                 latest["model_summary"] = state["model_summary"]
             tiers.save_state(latest)

@@ -155,8 +155,8 @@ _ONBOARD = re.compile(
 )
 # A reply that carries no task of its own; it never replaces the current task.
 _ACK = re.compile(
-    r"^(y(es|ep|eah)?|ok(ay)?|sure|thanks?( you)?|thx|go( ahead| on)?|continue|proceed|"
-    r"do it|lgtm|sounds good|great|perfect|nice|carry on|keep going)[.!,\s]*$",
+    r"^(?:(?:y(?:es|ep|eah)?|ok(?:ay)?|sure|thanks?(?: you)?|thx|go(?: ahead| on)?|continue|"
+    r"proceed|do it|lgtm|sounds good|great|perfect|nice|carry on|keep going|please)[.!,\s]*)+$",
     re.IGNORECASE,
 )
 
@@ -674,17 +674,33 @@ def _pack(
     return units if len(units) > 1 else []
 
 
+# Sections of a cold summary that are bookkeeping, not memory: never injected.
+COLD_SKIPPED_SECTIONS = ("Stats",)
+
+
 def cold_body_lines(body: str) -> list[str]:
-    """A cold summary's body as injectable lines (the Scribe warms their token counts)."""
+    """A cold summary's body as injectable lines (the Scribe warms their token counts); a
+    section heading becomes a line ending in ':'."""
     out = []
+    skipping = False
     for raw in body.splitlines():
         line = raw.strip()
         if not line:
             continue
         if line.startswith("## "):
-            line = line[3:].rstrip(":") + ":"
-        out.append(unit_text(line))
+            title = line[3:].strip().rstrip(":")
+            skipping = title.split(" (")[0] in COLD_SKIPPED_SECTIONS
+            line = title + ":"
+        if not skipping:
+            out.append(unit_text(line))
     return [x for x in out if x]
+
+
+def _drop_dangling_titles(units: list[Unit]) -> list[Unit]:
+    """A section title cut off from all of its lines by the budget says nothing: drop it."""
+    while len(units) > 1 and units[-1].text.endswith(":\n") and not units[-1].text.startswith("- "):
+        units.pop()
+    return units if len(units) > 1 else []
 
 
 def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | None:
@@ -785,12 +801,34 @@ def latest_cold_units(
     if entry is None:
         return []
     lines = cold_body_lines(entry.body)
-    return _pack(COLD_LATEST_HEADING, lines, idx.count_cached, budget, max_chars)
+    return _drop_dangling_titles(
+        _pack(COLD_LATEST_HEADING, lines, idx.count_cached, budget, max_chars)
+    )
 
 
-def hot_units(idx: Index, state: dict[str, Any] | None, budget: int, max_chars: int) -> list[Unit]:
+def hot_units(
+    idx: Index,
+    state: dict[str, Any] | None,
+    budget: int,
+    max_chars: int,
+    *,
+    snapshot: bool = False,
+) -> list[Unit]:
+    """The hot state as units. ``snapshot``: as of the last Stop, with the counts the Scribe
+    stored then (a prompt hook must not load the tokenizer for a line it has not seen);
+    otherwise as of now, counted through the token cache."""
     if not state or not (state["task"] or state["actions"]):
         return []
+    stored = state.get("hot_snapshot")
+    if snapshot and isinstance(stored, list) and stored:
+        counts = {str(t): int(n) for t, n in stored}
+        return _pack(
+            HOT_HEADING,
+            list(counts),
+            lambda text: counts[text] if text in counts else idx.count_cached(text),
+            budget,
+            max_chars,
+        )
     lines = hot_lines(state, read_handoff_section(state["session_id"]))
     return _pack(HOT_HEADING, lines, idx.count_cached, budget, max_chars)
 
@@ -804,8 +842,10 @@ def units_for(
     state: dict[str, Any] | None,
     budget: int,
     max_chars: int,
+    snapshot: bool = False,
 ) -> list[Unit]:
-    """What the when-to-load table loads for ``situation``, within ``budget`` exact tokens."""
+    """What the when-to-load table loads for ``situation``, within ``budget`` exact tokens
+    (``snapshot``: the hot state as of the last Stop, see ``hot_units``)."""
     want_hot, cold, want_wiki = LOAD_TABLE.get(situation, LOAD_TABLE["new"])
     project = paths.project_key(cwd)
     sid = state["session_id"] if state else ""
@@ -816,7 +856,9 @@ def units_for(
 
     if want_hot:
         tokens_left, chars_left = left()
-        units += hot_units(idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left)
+        units += hot_units(
+            idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
+        )
     if cold == "latest":
         units += latest_cold_units(idx, project, sid, *left())
     elif cold == "search":
@@ -851,6 +893,7 @@ def prompt_context(idx: Index, payload: dict[str, Any], cwd: str, budget_tokens:
         state=state,
         budget=budget_tokens,
         max_chars=PROMPT_CONTEXT_MAX_CHARS,
+        snapshot=True,
     )
 
 
