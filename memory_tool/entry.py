@@ -239,6 +239,10 @@ def parse_file(
         if len(raw) > MAX_FILE_BYTES:
             raw = raw[:MAX_FILE_BYTES]
             error = f"file larger than {MAX_FILE_BYTES} bytes: indexed its first part"
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            # A UTF-16 file with its BOM (Windows editors save these): its NUL bytes are
+            # half of every character, not damage.
+            raw = raw.decode("utf-16", errors="replace").encode("utf-8")
         if b"\x00" in raw:
             raw = raw.replace(b"\x00", b"")
             error = error or "file holds NUL bytes: indexed without them"

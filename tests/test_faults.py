@@ -73,3 +73,19 @@ def test_wake_prints_exactly_what_the_hook_injects_when_memory_needs_attention(
     assert res.exit_code == 0, res.output
     assert "Memory hygiene" in injected
     assert json.loads(res.output)["text"] == injected
+
+
+def test_utf16_memory_with_bom_is_read_as_text(project: Path) -> None:
+    d = paths.project_memory_dir(project)
+    d.mkdir(parents=True)
+    text = "---\nname: utf16\ndescription: d\nmetadata:\n  type: project\n---\nCafé fact ZUTF16Q.\n"
+    for name, encoding in (("project_le.md", "utf-16"), ("project_be.md", "utf-16-be")):
+        data = text.encode(encoding)
+        if encoding == "utf-16-be":
+            data = b"\xfe\xff" + data
+        (d / name).write_bytes(data)
+    proc = run_installed("SessionStart", start_payload(project))
+    ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert ctx.count("] Café fact ZUTF16Q.\n") == 1  # same fact twice: shown once
+    assert "name: utf16" not in ctx and "\ufffd" not in ctx
+    assert "unreadable" not in ctx and "frontmatter" not in ctx  # nothing wrong with them
