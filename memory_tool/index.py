@@ -85,6 +85,11 @@ def _quarantine(db_path: Path) -> Path:
         src = Path(str(db_path) + suffix)
         if src.exists():
             os.replace(src, Path(str(target) + suffix))
+    # Nothing is lost (the files are the truth), but a person wondering why recall was slow
+    # or where the old database went finds it in the hook log.
+    from .hooks import log_error
+
+    log_error("index", f"{db_path} could not be read: moved to {target}, rebuilt from the files")
     return target
 
 

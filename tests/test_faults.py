@@ -89,3 +89,20 @@ def test_utf16_memory_with_bom_is_read_as_text(project: Path) -> None:
     assert ctx.count("] Café fact ZUTF16Q.\n") == 1  # same fact twice: shown once
     assert "name: utf16" not in ctx and "\ufffd" not in ctx
     assert "unreadable" not in ctx and "frontmatter" not in ctx  # nothing wrong with them
+
+
+def test_corrupt_index_is_rebuilt_and_logged(project: Path) -> None:
+    write_memory(
+        paths.project_memory_dir(project), "project_a.md", "Recovered fact ZRECQ.", type_="project"
+    )
+    assert b"ZRECQ" in run_installed("SessionStart", start_payload(project)).stdout
+    db = paths.index_file()
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    with open(db, "r+b") as fh:
+        fh.write(b"\x00" * 4096)
+    proc = run_installed("SessionStart", start_payload(project))
+    assert proc.returncode == 0
+    assert b"ZRECQ" in proc.stdout
+    assert "could not be read" in log_text() and "index.db" in log_text()
+    assert list(db.parent.glob("index.db.corrupt-*"))
