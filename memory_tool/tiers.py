@@ -829,7 +829,7 @@ def hot_units(
             budget,
             max_chars,
         )
-    lines = hot_lines(state, read_handoff_section(state["session_id"]))
+    lines = list(dict.fromkeys(hot_lines(state, read_handoff_section(state["session_id"]))))
     return _pack(HOT_HEADING, lines, idx.count_cached, budget, max_chars)
 
 
@@ -876,16 +876,43 @@ def units_for(
     return units
 
 
+def _hot_digest(units: list[Unit]) -> str:
+    return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
+
+
+def _mark_hot_injected(session_id: str, hot: list[Unit]) -> None:
+    """Remember which hot state the conversation already holds (not sent twice in a row)."""
+    if not hot:
+        return
+    with session_lock(session_id):
+        state = load_state(session_id)
+        if state is not None:
+            state["hot_injected"] = _hot_digest(hot)
+            save_state(state)
+
+
+def _hot_len(units: list[Unit]) -> int:
+    """How many leading units are the hot section (heading and its lines)."""
+    if not units or units[0].text != HOT_HEADING:
+        return 0
+    n = 1
+    while n < len(units) and not units[n].text.startswith("## "):
+        n += 1
+    return n
+
+
 def prompt_context(idx: Index, payload: dict[str, Any], cwd: str, budget_tokens: int) -> list[Unit]:
     """UserPromptSubmit: the tiers this prompt's situation calls for, within ``budget_tokens``
-    (exact cl100k, units not fenced: the caller fences and escapes nothing further)."""
+    (exact cl100k, units not fenced: the caller fences and escapes nothing further). The hot
+    state is left out when the conversation already got exactly this hot state (SessionStart on
+    resume, or an earlier "where were we")."""
     prompt = _payload_str(payload, "prompt")
     situation = situation_of(prompt)
     if situation == "new" or budget_tokens <= 0:
         return []
     sid = _payload_str(payload, "session_id")
     state = load_state(sid) if sid else None
-    return units_for(
+    units = units_for(
         idx,
         situation,
         prompt=prompt,
@@ -895,6 +922,13 @@ def prompt_context(idx: Index, payload: dict[str, Any], cwd: str, budget_tokens:
         max_chars=PROMPT_CONTEXT_MAX_CHARS,
         snapshot=True,
     )
+    n_hot = _hot_len(units)
+    if n_hot and state is not None:
+        if _hot_digest(units[:n_hot]) == state.get("hot_injected"):
+            units = units[n_hot:]
+        else:
+            _mark_hot_injected(state["session_id"], units[:n_hot])
+    return units
 
 
 def resume_units(idx: Index, payload: dict[str, Any], cwd: str, source: str) -> list[Unit]:
@@ -903,6 +937,8 @@ def resume_units(idx: Index, payload: dict[str, Any], cwd: str, source: str) -> 
     state = update_session(payload)
     budget, max_chars = RESUME_BUDGET_TOKENS, RESUME_MAX_CHARS
     units = hot_units(idx, state, HOT_INJECT_MAX_TOKENS, max_chars)
+    if state is not None:
+        _mark_hot_injected(state["session_id"], units)
     if source == "resume":
         used = sum(u.tokens for u in units)
         chars = sum(len(u.text) for u in units)
