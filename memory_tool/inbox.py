@@ -49,6 +49,8 @@ CORRECTION_RE = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+# A rule can open a later clause: "Create a.py; never use tabs in it."
+_CLAUSE_SPLIT = re.compile(r"[;:\u2014]\s*|,\s+(?=(?:but|and|so)\b)|\s+-\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _WS = re.compile(r"\s+")
 # A prompt longer than this is a task description or a paste, not a correction.
@@ -91,7 +93,7 @@ def corrections(prompt: str) -> list[str]:
         s = _clean(sentence)
         if s.endswith("?") or len(s.split()) < MIN_CORRECTION_WORDS:
             continue
-        if CORRECTION_RE.search(s):
+        if any(CORRECTION_RE.search(c.strip()) for c in _CLAUSE_SPLIT.split(s)):
             out.append(s)
     return out
 

@@ -45,6 +45,8 @@ def test_tags_inside_our_injected_memory_are_ignored() -> None:
         ("Don't unset env vars in commands.", ["Don't unset env vars in commands."]),
         ("Thanks. Always run mypy before committing.", ["Always run mypy before committing."]),
         ("Never push to main directly, open a PR", ["Never push to main directly, open a PR"]),
+        ("Create a.py and b.py; never use tabs in them.",
+         ["Create a.py and b.py; never use tabs in them."]),
         ("Import it from retry.py instead, and keep the cap at 30 s.",
          ["Import it from retry.py instead, and keep the cap at 30 s."]),
         ("Why does it always fail on CI?", []),  # a question, not a rule
