@@ -219,10 +219,13 @@ def render_cold(state: dict[str, Any], body: str) -> str:
         "ratio": ratio,
     }
     head = "".join(f"{k}: {_yaml_scalar(v)}\n" for k, v in meta.items())
+    if text_chars * COLD_RATIO >= COLD_MIN_CHARS:
+        size = f"this summary is {ratio:.0%} of the session's {text_chars:,} characters of text"
+    else:  # below the floor the ratio says nothing
+        size = f"a short session ({text_chars:,} characters of text), kept whole"
     stats = (
         f"\n## Stats\n{state['prompt_count']} prompts, {state['tool_calls']} tool calls, "
-        f"{len(state['files'])} files edited; this summary is {ratio:.0%} of the session's "
-        f"{state['text_chars']:,} characters of text.\n"
+        f"{len(state['files'])} files edited; {size}.\n"
     )
     return f"---\n{head}---\n\n{body}{stats}"
 
