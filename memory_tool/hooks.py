@@ -178,13 +178,19 @@ def register(event: str, handler: Handler) -> None:
     HANDLERS[event] = handler
 
 
-def _load_handlers() -> None:
-    """Later features register their handlers by import; a missing one just stays silent."""
-    for module in ("memory_tool.recall_hook", "memory_tool.stop_hook"):
-        try:
-            __import__(module)
-        except ImportError:
-            continue
+# Where each event's handler lives: a hook imports only its own event's module.
+HANDLER_MODULES = {
+    "UserPromptSubmit": "memory_tool.recall_hook",
+    "Stop": "memory_tool.stop_hook",
+    "SessionEnd": "memory_tool.stop_hook",
+}
+
+
+def _load_handler(event: str) -> Handler | None:
+    module = HANDLER_MODULES.get(event)
+    if module is not None and event not in HANDLERS:
+        __import__(module)  # registers its handlers
+    return HANDLERS.get(event)
 
 
 def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
@@ -205,8 +211,7 @@ def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = Non
         if not isinstance(payload, dict):
             log_error(event, "stdin JSON is not an object: ignored")
             return 0
-        _load_handlers()
-        handler = HANDLERS.get(event)
+        handler = _load_handler(event)
         if handler is None:
             return 0
         result = handler(payload)
