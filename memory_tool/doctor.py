@@ -62,7 +62,7 @@ MEMORY_INDEX_LOADED_BYTES = 25 * 1024
 # A memory naming more paths than this is a log, not a fact: check the first ones only, so one
 # pasted listing cannot make the SessionStart check stat thousands of files.
 MAX_PATHS_PER_ENTRY = 40
-# Near-duplicates: rapidfuzz token_sort_ratio (0-100) at or above this. 90 keeps rewordings of the
+# Near-duplicates: rapidfuzz token-sort ratio (0-100) at or above this. 90 keeps rewordings of the
 # same sentence ("tests run with pytest -q" / "... -q.") and drops merely related facts.
 DUPLICATE_MIN_SCORE = 90
 # Contradiction candidates: this similar *and* disagreeing (a negation on one side only, or
@@ -74,8 +74,12 @@ COMPARE_CHARS = 600
 # Candidate pairs share one of each memory's few rarest words (blocking): without it a 10,000-file
 # tree needs 50M comparisons; near-duplicates share their rare words almost always.
 RARE_KEYS_PER_ENTRY = 4
-# A rare-word bucket bigger than this is not rare: skip it rather than compare it pairwise.
-MAX_BUCKET = 400
+# A rare-word bucket bigger than this is not rare: skip it rather than compare it pairwise
+# (150 members = 11K comparisons, a few ms in rapidfuzz's C loop).
+MAX_BUCKET = 150
+# Each memory appears in at most this many pairs (its closest): templated memories ("Sprint 12
+# goals", "Sprint 13 goals"…) would otherwise list every pair among them.
+MAX_MATCHES_PER_ENTRY = 2
 # Roots of projects found in Claude Code transcripts: read at most this many lines per file and
 # this many files per project (the cwd is on the first lines).
 TRANSCRIPT_HEAD_LINES = 20
@@ -311,8 +315,9 @@ def path_refs(text: str) -> list[PathRef]:
     out: list[PathRef] = []
     seen: set[str] = set()
     for sentence in _SENTENCE.split(text):
-        if "/" not in sentence or _HISTORY.search(sentence):
+        if "/" not in sentence:
             continue
+        found = []
         for raw in _TOKEN_SPLIT.split(sentence):
             if "/" not in raw or "://" in raw or "..." in raw:
                 continue
@@ -322,7 +327,9 @@ def path_refs(text: str) -> list[PathRef]:
             ref = _classify(tok)
             if ref is not None:
                 seen.add(tok)
-                out.append(ref)
+                found.append(ref)
+        if found and not _HISTORY.search(sentence):
+            out += found
     return out
 
 
@@ -448,6 +455,15 @@ class IndexFolder:
     required: bool  # Claude Code memory folders must have a MEMORY.md; palace folders may
 
 
+def _memory_files(folder: Path) -> list[str]:
+    """The memory files directly in ``folder`` (as ``tree.scan`` counts them), as strings."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(e.path for e in it if tree.is_memory_file(e.name) and e.is_file())
+    except OSError:
+        return []
+
+
 def memory_index_findings(
     folders: Sequence[IndexFolder], by_path: dict[str, Entry] | None = None
 ) -> list[Finding]:
@@ -461,9 +477,10 @@ def memory_index_findings(
             raw = None
         if raw is None and not folder.required:
             continue
-        files = sorted(p for p, _, _ in tree.scan(tree.Folder(folder.path, "claude")))
+        files = _memory_files(folder.path)
         if raw is None and not files:
             continue
+        present = set(files)
         text = (raw or b"").decode("utf-8", errors="replace")
         listed: set[str] = set()
         lines = text.splitlines()
@@ -472,8 +489,8 @@ def memory_index_findings(
                 target = m.group(1).strip("<>").split("#", 1)[0].strip()
                 if not target or "://" in target or target.startswith("mailto:"):
                     continue
-                resolved = os.path.normpath(folder.path / unquote(target))
-                if os.path.exists(resolved):
+                resolved = os.path.normpath(os.path.join(folder.path, unquote(target)))
+                if resolved in present or os.path.exists(resolved):
                     listed.add(resolved)
                     continue
                 out.append(
@@ -486,22 +503,15 @@ def memory_index_findings(
                     )
                 )
         for p in files:
-            if str(p) in listed:
+            if p in listed:
                 continue
-            e = by_path.get(str(p))
-            msg = f"{p.name} is not listed in MEMORY.md"
+            e = by_path.get(p)
+            name = os.path.basename(p)
+            msg = f"{name} is not listed in MEMORY.md"
             if raw is None:
-                msg = f"{p.name} is not listed: there is no MEMORY.md"
-            out.append(
-                Finding(
-                    "index_unlisted",
-                    PROBLEM,
-                    msg,
-                    e.id if e else "",
-                    str(p),
-                    {"index": str(index_path), "fixable": True},
-                )
-            )
+                msg = f"{name} is not listed: there is no MEMORY.md"
+            data = {"index": str(index_path), "fixable": True}
+            out.append(Finding("index_unlisted", PROBLEM, msg, e.id if e else "", p, data))
         if len(lines) > MEMORY_INDEX_LOADED_LINES or len(raw or b"") > MEMORY_INDEX_LOADED_BYTES:
             msg = (
                 f"{index_path} has {len(lines)} lines / {len(raw or b'')} bytes: Claude Code "
@@ -515,12 +525,13 @@ def memory_index_findings(
 # --- duplicates and contradictions ---------------------------------------------------------------
 
 _WORDS = re.compile(r"[a-z][a-z0-9_-]{2,}")
+_TOKENS = re.compile(r"[a-z']+")
 _NUMBERS = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w])")
 _QUOTED = re.compile(r"`([^`\n]{1,60})`")
-_NEGATION = re.compile(
-    r"\b(not|no|never|don't|dont|doesn't|isn't|aren't|won't|can't|cannot|shouldn't|mustn't|"
-    r"without|avoid|disabled?|false|off|deny|forbidden|nor)\b|n't\b",
-    re.I,
+_NEGATIONS = frozenset(
+    ("not", "no", "never", "dont", "don't", "doesn't", "isn't", "aren't", "won't", "can't")
+    + ("cannot", "shouldn't", "mustn't", "without", "avoid", "disable", "disabled", "false")
+    + ("off", "deny", "forbidden", "nor")
 )
 _STOP = frozenset(
     ("the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "have", "has")
@@ -546,47 +557,83 @@ def _bucket(e: Entry) -> str:
     return f"{e.source}:{e.project}"
 
 
-def _disagreement(a: str, b: str) -> str:
-    neg_a, neg_b = bool(_NEGATION.search(a)), bool(_NEGATION.search(b))
-    if neg_a != neg_b:
-        word = _NEGATION.search(a if neg_a else b)
-        return f"only one says {word.group(0)!r}" if word else "one is negated"
-    for pattern, what in ((_NUMBERS, "numbers"), (_QUOTED, "quoted values")):
-        va, vb = set(pattern.findall(a)), set(pattern.findall(b))
+@dataclass
+class _Text:
+    """One memory's text as the comparison sees it, worked out once (not once per pair)."""
+
+    words: set[str]  # for rare-word blocking and the "differ in" hint
+    sorted_text: str  # tokens sorted: ratio() of these is token_sort_ratio, minus the re-sorting
+    negation: str  # the first negation word, '' for none
+    numbers: set[str]
+    quoted: set[str]
+
+    @classmethod
+    def of(cls, text: str) -> _Text:
+        neg = next((t for t in _TOKENS.findall(text) if t in _NEGATIONS or t.endswith("n't")), "")
+        return cls(
+            set(_WORDS.findall(text)) - _STOP,
+            " ".join(sorted(text.split())),
+            neg,
+            set(_NUMBERS.findall(text)),
+            set(_QUOTED.findall(text)),
+        )
+
+
+def _disagreement(a: _Text, b: _Text) -> str:
+    if bool(a.negation) != bool(b.negation):
+        return f"only one says {(a.negation or b.negation)!r}"
+    for va, vb, what in ((a.numbers, b.numbers, "numbers"), (a.quoted, b.quoted, "quoted values")):
         if va and vb and va != vb:
             return f"different {what}: {', '.join(sorted(va - vb))} vs {', '.join(sorted(vb - va))}"
     return ""
 
 
 def duplicate_findings(entries: Sequence[Entry]) -> list[Finding]:
-    from rapidfuzz import fuzz
+    from rapidfuzz import fuzz, process
 
     pool = [e for e in entries if e.source not in ("context", "session") and not e.error]
-    texts = [_compare_text(e) for e in pool]
-    words = [set(_WORDS.findall(t)) - _STOP for t in texts]
+    texts = [_Text.of(_compare_text(e)) for e in pool]
     df: Counter[tuple[str, str]] = Counter()
-    for e, ws in zip(pool, words, strict=True):
-        df.update((_bucket(e), w) for w in ws)
+    for e, t in zip(pool, texts, strict=True):
+        df.update((_bucket(e), w) for w in t.words)
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i, (e, ws) in enumerate(zip(pool, words, strict=True)):
+    names: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, (e, t) in enumerate(zip(pool, texts, strict=True)):
         bucket = _bucket(e)
-        for w in sorted(ws, key=lambda w: (df[(bucket, w)], w))[:RARE_KEYS_PER_ENTRY]:
+        for w in sorted(t.words, key=lambda w: (df[(bucket, w)], w))[:RARE_KEYS_PER_ENTRY]:
             postings[(bucket, w)].append(i)
-        postings[(bucket, "\0name:" + _norm_name(e.name))].append(i)
-    pairs: set[tuple[int, int]] = set()
+        names[(bucket, _norm_name(e.name))].append(i)
+    scores: dict[tuple[int, int], float] = {}
     for members in postings.values():
-        if 1 < len(members) <= MAX_BUCKET:
-            pairs.update((a, b) for k, a in enumerate(members) for b in members[k + 1 :])
+        if not 1 < len(members) <= MAX_BUCKET:
+            continue
+        choices = [texts[m].sorted_text for m in members]
+        for k, i in enumerate(members[:-1]):
+            # C-level scan of the rest of the bucket; only pairs above the cut come back.
+            for _, score, pos in process.extract(
+                texts[i].sorted_text,
+                choices[k + 1 :],
+                scorer=fuzz.ratio,
+                score_cutoff=CONTRADICTION_MIN_SCORE,
+                limit=None,
+            ):
+                j = members[k + 1 + pos]
+                scores[(min(i, j), max(i, j))] = score
+    for members in names.values():  # same name in one folder: always worth a look
+        for k, i in enumerate(members):
+            for j in members[k + 1 :]:
+                pair = (min(i, j), max(i, j))
+                scores.setdefault(pair, fuzz.ratio(texts[i].sorted_text, texts[j].sorted_text))
 
     out = []
-    for i, j in sorted(pairs):
+    shown: Counter[int] = Counter()
+    for (i, j), score in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])):
+        if shown[i] >= MAX_MATCHES_PER_ENTRY or shown[j] >= MAX_MATCHES_PER_ENTRY:
+            continue
         a, b = pool[i], pool[j]
         if a.dedupe_key == b.dedupe_key and a.project != b.project and a.type == "user":
             continue  # the same fact saved in two projects: L1 already loads it once
         same_name = _norm_name(a.name) == _norm_name(b.name)
-        score = fuzz.token_sort_ratio(texts[i], texts[j])
-        if score < CONTRADICTION_MIN_SCORE and not same_name:
-            continue
         why = _disagreement(texts[i], texts[j])
         data: dict[str, Any] = {"ids": [a.id, b.id], "paths": [a.path, b.path]}
         data["score"] = round(score)
@@ -595,12 +642,14 @@ def duplicate_findings(entries: Sequence[Entry]) -> list[Finding]:
         elif score >= DUPLICATE_MIN_SCORE or same_name:
             check = "duplicate"
             reason = f"{round(score)}% alike" if score >= DUPLICATE_MIN_SCORE else "same name"
-            only_a = sorted(words[i] - words[j])[:4]
-            only_b = sorted(words[j] - words[i])[:4]
+            only_a = sorted(texts[i].words - texts[j].words)[:4]
+            only_b = sorted(texts[j].words - texts[i].words)[:4]
             diff = f"; differ in {' '.join(only_a) or '-'} / {' '.join(only_b) or '-'}"
             msg = f"{a.id} and {b.id}: {reason}{diff if (only_a or only_b) else ''}"
         else:
             continue
+        shown[i] += 1
+        shown[j] += 1
         out.append(Finding(check, PROBLEM, f"{msg}: merge candidates", a.id, a.path, data))
     return out
 
@@ -658,26 +707,40 @@ def triage(
     return [r[3] for r in sorted(rows, key=lambda r: r[:3])]
 
 
+def _always_load(
+    l1: list[Entry],
+    l2: list[Entry],
+    project: str,
+    day: dt.date,
+    cfg: dict[str, Any],
+    with_triage: bool,
+) -> Finding | None:
+    """``l1``/``l2``: the layers' ranked, de-duplicated candidates (as the brief sees them)."""
+    cap = int(cfg.get("always_load_max", ALWAYS_LOAD_MAX))
+    n = len(l1) + len(l2)
+    if n <= cap:
+        return None
+    rows = triage(l1, l2, day, cfg) if with_triage else []
+    keep = sum(bool(consequence(e)) for e in [*l1, *l2])
+    msg = (
+        f"{n} always-loaded entries for {project} (L1 {len(l1)} + L2 {len(l2)}; max {cap}): "
+        f"{n - cap} never reach the brief; keep {keep} with irreversible consequences, "
+        f"move {n - keep} to on-demand"
+    )
+    data = {"project": project, "count": n, "max": cap, "keep": keep, "triage": rows}
+    return Finding("always_load", PROBLEM, msg, data=data)
+
+
 def always_load_findings(
     idx: Index, projects: Iterable[str], day: dt.date, cfg: dict[str, Any]
 ) -> list[Finding]:
-    cap = int(cfg.get("always_load_max", ALWAYS_LOAD_MAX))
     l1 = dedupe(rank(l1_candidates(idx), day, cfg))
     out = []
     for project in projects:
         l2 = dedupe(rank(l2_candidates(idx, project), day, cfg))
-        n = len(l1) + len(l2)
-        if n <= cap:
-            continue
-        rows = triage(l1, l2, day, cfg)
-        keep = sum(r["verdict"] == "keep" for r in rows)
-        msg = (
-            f"{n} always-loaded entries for {project} (L1 {len(l1)} + L2 {len(l2)}; max {cap}): "
-            f"{n - cap} never reach the brief; keep {keep} with irreversible consequences, "
-            f"move {n - keep} to on-demand"
-        )
-        data = {"project": project, "count": n, "max": cap, "keep": keep, "triage": rows}
-        out.append(Finding("always_load", PROBLEM, msg, data=data))
+        found = _always_load(l1, l2, project, day, cfg, with_triage=True)
+        if found is not None:
+            out.append(found)
     return out
 
 
@@ -813,13 +876,18 @@ def _always_load_all(
     return found
 
 
-def wake_scope(idx: Index, project: str) -> list[Entry]:
-    """What a session in ``project`` loads: its Claude memory folder and CONTEXT.md, the user's
-    facts from every project, and anything pinned."""
-    own = idx.query("project = ? AND source IN ('claude', 'context')", (project,))
-    seen = {e.id for e in own}
-    rest = idx.query("(type = 'user' OR always = 1) AND source != 'session'")
-    return own + [e for e in rest if e.id not in seen]
+def wake_scope(idx: Index, project: str) -> tuple[list[Entry], list[Entry], list[Entry]]:
+    """What a session in ``project`` loads, as (L1 candidates, L2 candidates, the rest of its
+    Claude memory folder): each row is read once, and the layers' own queries decide L1/L2."""
+    l1 = l1_candidates(idx)
+    l2 = l2_candidates(idx, project)
+    have = {e.id for e in l1} | {e.id for e in l2}
+    own = idx.conn.execute(
+        "SELECT id FROM entries WHERE project = ? AND source IN ('claude', 'context')", (project,)
+    )
+    missing = [r[0] for r in own if r[0] not in have]
+    rest = idx.query("id IN (SELECT value FROM json_each(?))", (json.dumps(missing),))
+    return l1, l2, rest
 
 
 def wake_report(
@@ -829,7 +897,8 @@ def wake_report(
     cfg = cfg or load_config()
     day = day or today()
     project = paths.project_key(cwd)
-    entries = wake_scope(idx, project)
+    l1, l2, rest = wake_scope(idx, project)
+    entries = list({e.id: e for e in [*l1, *l2, *rest]}.values())
     roots: dict[str, str | None] = dict(known_roots(idx))
     roots[project] = str(paths.project_root(cwd))
     by_path = {e.path: e for e in entries}
@@ -838,7 +907,10 @@ def wake_report(
     findings += file_findings(entries)
     findings += path_findings(entries, roots)
     findings += memory_index_findings([IndexFolder(folder, True)], by_path)
-    findings += always_load_findings(idx, [project], day, cfg)
+    overflow = _always_load(
+        dedupe(rank(l1, day, cfg)), dedupe(rank(l2, day, cfg)), project, day, cfg, False
+    )
+    findings += [overflow] if overflow else []
     return Report(_sorted(findings), len(entries), project, {project: roots[project]})
 
 
@@ -875,6 +947,22 @@ def wake_warning(idx: Index, cwd: str | Path) -> str | None:
     return line
 
 
+_DIGIT_RUN = re.compile(r"[0-9]+")
+
+
+def line_tokens(idx: Index, text: str) -> int:
+    """Exact cl100k tokens of a line whose numbers change (counts in the hygiene line) without
+    loading the tokenizer for every new number: cl100k's pre-tokenizer cuts digit runs into
+    groups of 1-3 digits, each one token, and never joins a digit to its neighbours; so the
+    count is that of the line with every run replaced by "0" (cached once per wording) plus one
+    per extra group. ``tests/test_doctor.py`` checks this against the tokenizer."""
+    if idx.meta("token_method", "cl100k_base") != "cl100k_base":
+        return idx.count_cached(text)  # the estimate has no tokenizer to spare
+    runs = _DIGIT_RUN.findall(text)
+    extra = sum((len(r) + 2) // 3 - 1 for r in runs)
+    return idx.count_cached(_DIGIT_RUN.sub("0", text)) + extra
+
+
 def wake_units(idx: Index, cwd: str | Path) -> list[Unit]:
     """The SessionStart line as a brief unit: exactly one line, only when something is wrong.
     Never raises: a hygiene bug must not cost the session its brief."""
@@ -883,7 +971,7 @@ def wake_units(idx: Index, cwd: str | Path) -> list[Unit]:
         if not line:
             return []
         text = f"{WAKE_PREFIX}{' '.join(line.split())}\n"
-        return [Unit(text, idx.count_cached(text))]
+        return [Unit(text, line_tokens(idx, text))]
     except Exception as exc:  # noqa: BLE001 - fail open, and say so in the hook log
         from .hooks import log_error
 

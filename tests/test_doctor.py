@@ -534,3 +534,22 @@ def test_fix_skips_a_file_changed_since_the_check(project: Path, mdir: Path) -> 
     assert not result.actions
     assert "changed since" in result.skipped[0]["reason"]
     assert "created:" not in undated.read_text()
+
+
+def test_line_tokens_is_exact_without_counting_each_number(project: Path) -> None:
+    import random
+
+    from memory_tool import tokens
+
+    assert all(tokens.count(f"{n:03d}") == 1 for n in range(1000))  # what line_tokens relies on
+    rng = random.Random(5)
+    labels = [one if rng.random() < 0.5 else many for one, many in doctor.LABELS.values()]
+    labels.append("always-loaded (max 15)")
+    with open_index() as idx:
+        for _ in range(200):
+            parts = [
+                f"{rng.choice([1, 7, 42, 999, 1000, 4175, 10050, 1000500])} {label}"
+                for label in rng.sample(labels, rng.randint(1, len(labels)))
+            ]
+            text = f"{doctor.WAKE_PREFIX}{', '.join(parts)}{doctor.WAKE_SUFFIX}\n"
+            assert doctor.line_tokens(idx, text) == tokens.count(text), text
