@@ -1,0 +1,101 @@
+"""UserPromptSubmit recall (L3 room memories, L4 deep search) through the real Claude Code."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+
+import pytest
+from claude_sandbox import (
+    FENCE_OPEN_TAG,
+    Sandbox,
+    injected_by,
+    memory_tool,
+    run_claude_with_memory,
+)
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        importlib.util.find_spec("memory_tool.recall_hook") is None,
+        reason="UserPromptSubmit recall (memory_tool.recall_hook) has not landed yet",
+    ),
+]
+
+
+def _ok(res: subprocess.CompletedProcess[str]) -> None:
+    assert res.returncode == 0, f"claude exited {res.returncode}\n{res.stdout}\n{res.stderr}"
+
+
+def add(box: Sandbox, *args: str) -> str:
+    """`memory-tool add --json ARGS`; returns the new memory's id."""
+    row = json.loads(memory_tool(box, "add", "--json", *args).stdout)
+    return str(row["id"])
+
+
+def test_a_prompt_about_a_room_brings_that_rooms_memory_and_an_unrelated_one_none(
+    sandbox: Sandbox,
+) -> None:
+    memory_tool(sandbox, "install")
+    auth = add(
+        sandbox, "--room", "authentication", "Refresh tokens rotate every 15 minutes ZAUTHQ."
+    )
+    deploy = add(sandbox, "--room", "deployment", "Deploys switch blue and green slots ZDEPLOYQ.")
+
+    _ok(run_claude_with_memory(sandbox, "How does the login token refresh work?"))
+
+    req = sandbox.api.main_requests()[0]
+    (block,) = injected_by(req, "UserPromptSubmit")
+    assert "## Memories about authentication (L3)" in block
+    assert "ZAUTHQ" in block and f"[{auth}]" in block
+    assert "ZDEPLOYQ" not in req.text() and deploy not in req.text()
+    # Room memories are not always-loaded: the brief did not already carry it.
+    assert "ZAUTHQ" not in "".join(injected_by(req, "SessionStart"))
+    assert len(block) < 10_000
+
+    sandbox.api.reset()
+    _ok(run_claude_with_memory(sandbox, "Write a haiku about autumn leaves."))
+
+    req = sandbox.api.main_requests()[0]
+    assert injected_by(req, "UserPromptSubmit") == []
+    assert "ZAUTHQ" not in req.text() and "ZDEPLOYQ" not in req.text()
+    assert req.messages_text().count(FENCE_OPEN_TAG) == 1  # the brief, nothing else
+
+
+def test_have_we_done_this_before_brings_ids_and_summaries_not_full_texts(
+    sandbox: Sandbox,
+) -> None:
+    memory_tool(sandbox, "install")
+    ids = [
+        add(
+            sandbox,
+            "--type",
+            "reference",
+            "--description",
+            "Flamingo zeppelin warmup, first attempt",
+            "We tried the flamingo zeppelin warmup in March and it failed: the full story is "
+            "ZBODYONEQ, which only `memory-tool get` should show.",
+        ),
+        add(
+            sandbox,
+            "--tier",
+            "wiki",
+            "--description",
+            "Flamingo zeppelin warmup decision",
+            "Decision: warm the flamingo zeppelin at boot. Details ZBODYTWOQ stay on disk.",
+        ),
+    ]
+    add(sandbox, "--type", "reference", "The espresso machine descales weekly ZCOFFEEQ.")
+
+    _ok(run_claude_with_memory(sandbox, "Have we done the flamingo zeppelin warmup before?"))
+
+    req = sandbox.api.main_requests()[0]
+    (block,) = injected_by(req, "UserPromptSubmit")
+    assert "(L4" in block
+    for entry_id in ids:
+        assert entry_id in block
+    assert "Flamingo zeppelin warmup, first attempt" in block  # the summary line
+    text = req.text()
+    assert "ZBODYONEQ" not in text and "ZBODYTWOQ" not in text  # no full texts
+    assert "ZCOFFEEQ" not in block  # nor unrelated memories
