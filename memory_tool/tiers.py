@@ -115,50 +115,55 @@ _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 
 # --- situation detection ------------------------------------------------------------------------
-_RESUME_STRONG = re.compile(
-    r"\b(where (were|was|are|did) (we|i)( up to| at| leave off)?|where we left off|"
-    r"pick (it |this |things )?up where|what were we (doing|working on)|"
-    r"remind me what we (were doing|did)|resume (the |our |where)|continue where)\b",
-    re.IGNORECASE,
-)
+# Word sets and phrases, not regular expressions: this runs on every prompt, and compiling a
+# dozen large patterns in each hook process costs more than the matching.
+_RESUME_PHRASES = (
+    "where were we", "where was i", "where are we at", "where did we leave off",
+    "where did i leave off", "where we left off", "where i left off", "pick up where",
+    "pick it up where", "pick this up where", "pick things up where", "what were we doing",
+    "what were we working on", "remind me what we were doing", "remind me what we did",
+    "resume the", "resume our", "resume where", "continue where",
+)  # fmt: skip
 # Alone or nearly ("continue", "ok, carry on"): a long prompt that says "continue" is a task.
-_RESUME_WEAK = re.compile(r"\b(continue|carry on|keep going|go on|resume|proceed)\b", re.IGNORECASE)
+_RESUME_WEAK_PHRASES = ("continue", "carry on", "keep going", "go on", "resume", "proceed")
 RESUME_WEAK_MAX_WORDS = 6
-_INCIDENT = re.compile(
-    r"\b(post[- ]?mortem|post[- ]incident|incident|outage|root cause|rca|what went wrong|"
-    r"retro(spective)?|sev ?[0-3]|downtime)\b",
-    re.IGNORECASE,
+_INCIDENT_WORDS = frozenset(
+    "postmortem incident incidents outage outages rca retro retrospective downtime sev0 sev1 "
+    "sev2 sev3".split()
 )
-_RECUR = re.compile(
-    r"\b(again|still|keeps?|kept|recurring|recurs|came back|comes back|regress\w*|flaky|"
-    r"intermittent\w*|(seen|had|hit) (this|that|it) before|same (error|bug|issue|failure|problem)|"
-    r"tried before|what have we tried|last time)\b",
-    re.IGNORECASE,
+_INCIDENT_PHRASES = ("post mortem", "post incident", "root cause", "what went wrong", "sev 1")
+_RECUR_WORDS = frozenset(
+    "again still keeps kept recurring recurs flaky intermittent intermittently regression "
+    "regressed regresses".split()
 )
-_FAILURE = re.compile(
-    r"\b(error|errors|bug|bugs|fail\w*|broken|break\w*|crash\w*|exception|issue|problem|"
-    r"traceback|timeout|timing out|flaky|regress\w*|wrong)\b",
-    re.IGNORECASE,
+_RECUR_PHRASES = (
+    "came back", "comes back", "keep failing", "keep crashing", "seen this before",
+    "seen that before", "seen it before", "had this before", "hit this before", "same error",
+    "same bug", "same issue", "same failure", "same problem", "tried before",
+    "what have we tried", "last time",
+)  # fmt: skip
+_FAILURE_WORDS = frozenset(
+    "error errors bug bugs broken exception exceptions issue issues problem problems traceback "
+    "timeout timeouts crash crashes crashed crashing wrong flaky".split()
 )
-_SPEC = re.compile(
-    r"\b(spec|specs|specification|adr|adrs|decision record|rfc|design doc|as decided|"
-    r"we decided|according to (the )?(spec|design|decision|contract|adr)|"
-    r"per the (spec|design|adr|contract)|api contract|requirements?)\b",
-    re.IGNORECASE,
-)
-_ONBOARD = re.compile(
-    r"\b(how does .{1,60} work|how do(es)? (the|this|our) .{1,40} work|walk me through|"
-    r"explain (how|the|what)|overview of|onboard\w*|new to (this|the)|unfamiliar|"
-    r"get familiar|architecture of|what is the .{1,40} (module|subsystem|component|service)|"
-    r"where is .{1,40} (defined|implemented|handled))\b",
-    re.IGNORECASE,
-)
+_FAILURE_PREFIXES = ("fail", "break", "regress")
+_SPEC_WORDS = frozenset("spec specs specification adr adrs rfc requirement requirements".split())
+_SPEC_PHRASES = (
+    "decision record", "design doc", "as decided", "we decided", "according to the spec",
+    "according to the design", "according to the decision", "according to the contract",
+    "per the spec", "per the design", "per the adr", "per the contract", "api contract",
+)  # fmt: skip
+_ONBOARD_WORDS = frozenset("onboard onboarding unfamiliar".split())
+_ONBOARD_PHRASES = (
+    "walk me through", "overview of", "new to this", "new to the", "get familiar",
+    "architecture of", "explain how", "explain the", "explain what",
+)  # fmt: skip
 # A reply that carries no task of its own; it never replaces the current task.
-_ACK = re.compile(
-    r"^(?:(?:y(?:es|ep|eah)?|ok(?:ay)?|sure|thanks?(?: you)?|thx|go(?: ahead| on)?|continue|"
-    r"proceed|do it|lgtm|sounds good|great|perfect|nice|carry on|keep going|please)[.!,\s]*)+$",
-    re.IGNORECASE,
+_ACK_WORDS = frozenset(
+    "y yes yep yeah ok okay sure thanks thank you thx go ahead on continue proceed do it lgtm "
+    "sounds good great perfect nice carry keep going please".split()
 )
+
 
 _STOPWORDS = frozenset((
     "the", "and", "for", "with", "that", "this", "from", "what", "where", "when", "which", "who",
@@ -171,24 +176,53 @@ _STOPWORDS = frozenset((
 ))  # fmt: skip
 
 
+def _normal(text: str) -> tuple[str, list[str]]:
+    """Lower-case words, and the text as ' w1 w2 … ' for whole-phrase matching."""
+    words = _WORD.findall(text.lower().replace("_", " "))
+    return " " + " ".join(words) + " ", words
+
+
+def _has(padded: str, phrases: Iterable[str]) -> bool:
+    return any(f" {p} " in padded for p in phrases)
+
+
+def _is_onboarding(padded: str, words: set[str]) -> bool:
+    if words & _ONBOARD_WORDS or _has(padded, _ONBOARD_PHRASES):
+        return True
+    if (" how does " in padded or " how do " in padded) and words & {"work", "works"}:
+        return True
+    if " what is the " in padded and words & {"module", "subsystem", "component", "service"}:
+        return True
+    return " where is " in padded and bool(words & {"defined", "implemented", "handled"})
+
+
 def situation_of(prompt: str) -> str:
     """The row of the when-to-load table a prompt belongs to."""
     text = strip_injected(prompt or "").strip()
     if not text:
         return "new"
-    if _INCIDENT.search(text):
+    padded, word_list = _normal(text.replace("-", " "))
+    words = set(word_list)
+    if words & _INCIDENT_WORDS or _has(padded, _INCIDENT_PHRASES):
         return "incident"
-    if _RESUME_STRONG.search(text) or (
-        _RESUME_WEAK.search(text) and len(text.split()) <= RESUME_WEAK_MAX_WORDS
+    if _has(padded, _RESUME_PHRASES) or (
+        len(word_list) <= RESUME_WEAK_MAX_WORDS and _has(padded, _RESUME_WEAK_PHRASES)
     ):
         return "resume"
-    if _RECUR.search(text) and _FAILURE.search(text):
+    recurs = words & _RECUR_WORDS or _has(padded, _RECUR_PHRASES)
+    fails = words & _FAILURE_WORDS or any(w.startswith(_FAILURE_PREFIXES) for w in words)
+    if recurs and fails:
         return "debug"
-    if _SPEC.search(text):
+    if words & _SPEC_WORDS or _has(padded, _SPEC_PHRASES):
         return "spec"
-    if _ONBOARD.search(text):
+    if _is_onboarding(padded, words):
         return "onboard"
     return "new"
+
+
+def is_ack(prompt: str) -> bool:
+    words = _normal(prompt)[1]
+    return bool(words) and all(w in _ACK_WORDS for w in words)
 
 
 # --- session state ------------------------------------------------------------------------------
@@ -314,7 +348,7 @@ def _add_note(state: dict[str, Any], kind: str, text: str, role: str) -> bool:
 
 def _is_task(prompt: str) -> bool:
     words = prompt.split()
-    return len(words) >= 2 and not _ACK.match(prompt) and situation_of(prompt) != "resume"
+    return len(words) >= 2 and not is_ack(prompt) and situation_of(prompt) != "resume"
 
 
 def _record_prompt(state: dict[str, Any], prompt: str) -> None:
