@@ -17,7 +17,7 @@ if hooks did run, ours would do nothing; its output is capped at
 ``cold.model_summary_max_chars``.
 
 Runs off the hook path: the Stop and SessionEnd hooks start ``python -m memory_tool.scribe`` in
-the background (inline when ``MEMORY_TOOL_NO_BACKGROUND`` is set, as in tests).
+the background (``stop_hook.spawn_scribe``; inline when ``MEMORY_TOOL_NO_BACKGROUND`` is set).
 """
 
 from __future__ import annotations
@@ -554,25 +554,6 @@ def find_transcript(session_id: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def spawn(session_id: str, *, final: bool = False) -> None:
-    """Run the Scribe for a session without making the hook wait (inline under
-    MEMORY_TOOL_NO_BACKGROUND, as in tests)."""
-    if os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
-        run(session_id, final=final)
-        return
-    args = [sys.executable, "-m", "memory_tool.scribe", "--session", session_id]
-    if final:
-        args.append("--final")
-    subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

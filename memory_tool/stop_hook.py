@@ -8,17 +8,40 @@ rolling window) runs in a detached process, since SessionEnd hooks share a 1.5 s
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 from . import hooks, tiers
 
 
-def _scribe(state: dict[str, Any], *, final: bool) -> None:
-    from . import scribe
+def spawn_scribe(session_id: str, *, final: bool = False) -> None:
+    """Run the Scribe without making the hook wait: a detached process (inline under
+    MEMORY_TOOL_NO_BACKGROUND, as in tests). The hook itself never imports the Scribe's
+    heavier modules (index, YAML, tokenizer)."""
+    if os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
+        from .scribe import run
 
+        run(session_id, final=final)
+        return
+    args = [sys.executable, "-m", "memory_tool.scribe", "--session", session_id]
+    if final:
+        args.append("--final")
+    subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _scribe(state: dict[str, Any], *, final: bool) -> None:
     if final or state["generation"] != state.get("scribed_generation"):
         try:
-            scribe.spawn(state["session_id"], final=final)
+            spawn_scribe(state["session_id"], final=final)
         except Exception as exc:  # noqa: BLE001 - a summary that fails must not cost the stop
             hooks.log_error("scribe", exc)
 
