@@ -1,0 +1,162 @@
+"""Shared pieces of the benchmarks: the interpreter, the environment of a benchmark process,
+timing a whole process (wall time and its own peak RSS), statistics and the machine line."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "bench" / "out"  # git-ignored
+VENV_PY = REPO / ".venv" / "bin" / "python"
+PYTHON = str(VENV_PY if VENV_PY.exists() else Path(sys.executable))
+_CLI = REPO / ".venv" / "bin" / "memory-tool"
+MEMORY_TOOL = (
+    [str(_CLI)] if _CLI.exists() else [PYTHON, "-c", "from memory_tool.cli import main; main()"]
+)
+HOOKS = REPO / "hooks"
+LOCOMO = Path(
+    os.environ.get("MEMORY_TOOL_LOCOMO", str(REPO.parent / "shared" / "bench" / "locomo10.json"))
+)
+TODAY = "2026-11-29"
+
+
+def bench_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a benchmark process: a sandboxed HOME, no background refresh, a pinned
+    day, and bytecode caching ON (a user's machine caches .pyc files; this sandbox sets
+    PYTHONDONTWRITEBYTECODE=1, which would make every hook recompile our modules)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE", "CLAUDE_CONFIG_DIR", "MEMORY_TOOL_HOME")
+        and not k.startswith("MEMORY_TOOL_")
+    }
+    env.update(
+        HOME=str(home),
+        MEMORY_TOOL_NO_BACKGROUND="1",
+        MEMORY_TOOL_TODAY=TODAY,
+        PYTHONPATH=str(REPO),
+    )
+    env.update(extra)
+    return env
+
+
+def compile_bytecode() -> None:
+    """What pip does at install time: cache bytecode so hooks do not recompile per run."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for target in ("memory_tool", "hooks"):
+        subprocess.run([PYTHON, "-m", "compileall", "-q", str(REPO / target)], env=env, check=False)
+
+
+@dataclass
+class Run:
+    seconds: float
+    max_rss_kb: int
+    stdout: bytes
+    returncode: int
+
+
+def run_process(
+    cmd: list[str], stdin: bytes = b"", env: dict[str, str] | None = None, cwd: str | None = None
+) -> Run:
+    """Run one process; wall time from spawn to reap, and that child's own peak RSS (wait4)."""
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
+        fin.write(stdin)
+        fin.seek(0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fout.seek(0)
+        out = fout.read()
+    return Run(elapsed, int(usage.ru_maxrss), out, proc.returncode)
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def p95(xs: list[float]) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, round(0.95 * (len(s) - 1))))
+    return s[k]
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    out = subprocess.run(
+        [
+            PYTHON,
+            "-c",
+            "import sys, sqlite3; print(sys.version.split()[0], sqlite3.sqlite_version)",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    py, sq = (out.stdout.split() + ["?", "?"])[:2]
+    return (
+        f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}, "
+        f"Python {py}, SQLite {sq}"
+    )
+
+
+@dataclass
+class Figure:
+    """One row of the results table."""
+
+    section: str
+    name: str
+    value: str
+    compare: str = ""  # the comparison point from the same run
+    runs: str = ""  # run count
+    target: str = ""  # the target and whether it is met
+    note: str = ""
+
+
+@dataclass
+class Results:
+    figures: list[Figure] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)  # raw numbers for plots and JSON
+    skipped: list[str] = field(default_factory=list)
+
+    def add(self, section: str, name: str, value: str, **kw: str) -> None:
+        self.figures.append(Figure(section, name, value, **kw))
+
+    def note(self, section: str, text: str) -> None:
+        self.notes.setdefault(section, []).append(text)
+
+    def dump_json(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.data, indent=1, default=str), encoding="utf-8")
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)

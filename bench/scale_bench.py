@@ -1,0 +1,271 @@
+"""Hooks and index at scale: generated memory trees of 100 to 100,000 files.
+
+For each size: generate the tree (bench/gen_tree.py) in a temporary HOME, `memory-tool init`,
+build the index with `memory-tool index` (timed: the full build), then time, as whole processes
+run exactly as installed (`<venv python> -S hooks/<event>.py`, JSON payload on stdin):
+- SessionStart (startup; the brief cached for this index generation — the steady state),
+- SessionStart with the brief not cached (the first start after the tree changed),
+- UserPromptSubmit with a prompt that hits a room (L3), one that hits none, and a past-tense
+  question (L3 + L4 deep search),
+against `python -c pass` with the same interpreter, interleaved round by round. Median and p95 of
+RUNS rounds after a warm-up; the ratio is of medians. Peak RSS is each hook process's own
+(wait4 rusage). Then the index probe (bench/probe_index.py): no-change refresh, refresh after one
+changed file, the scoped SessionStart refresh.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    HOOKS,
+    MEMORY_TOOL,
+    PYTHON,
+    REPO,
+    Results,
+    bench_env,
+    log,
+    median,
+    p95,
+    run_process,
+)
+
+WARMUP = 2
+ROOM_PROMPT = "fix the login bug, refresh tokens expire early"
+NO_ROOM_PROMPT = "rename this variable and tidy up the function"
+PAST_PROMPT = "have we discussed the refresh token rotation before?"
+# Targets from issues 2, 3 and 7 (ratio of medians against `python -c pass`, at 10,000 files).
+TARGET_SIZE = 10_000
+SESSION_START_TARGET = 2.5
+PROMPT_TARGET = 2.0
+
+
+def _hook(event: str) -> list[str]:
+    script = {"SessionStart": "session_start.py", "UserPromptSubmit": "user_prompt_submit.py"}
+    return [PYTHON, "-S", str(HOOKS / script[event])]
+
+
+def _payload(event: str, cwd: str, **kw: str) -> bytes:
+    data: dict[str, Any] = {
+        "session_id": str(uuid.uuid4()),  # a fresh session each run: nothing already seen
+        "transcript_path": "",
+        "cwd": cwd,
+        "hook_event_name": event,
+    }
+    data.update(kw)
+    return json.dumps(data).encode()
+
+
+def _drop_brief_cache(home: Path) -> None:
+    db = home / ".claude" / "memory-tool" / "index.db"
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("DELETE FROM derived")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def measure_size(n: int, runs: int, res: Results, workdir: Path) -> dict[str, Any]:
+    from gen_tree import generate
+
+    home = workdir / f"tree-{n}"
+    if home.exists():
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
+    t = time.perf_counter()
+    info = generate(home, n)
+    gen_s = time.perf_counter() - t
+    cwd = str(info["home_project_dir"])
+    env = bench_env(home)
+    log(f"  {n:,} files generated in {gen_s:.1f}s; building the index")
+    run_process([*MEMORY_TOOL, "init"], env=env)
+    build = run_process([*MEMORY_TOOL, "index", "--cwd", cwd, "--json"], env=env)
+    built = json.loads(build.stdout or b"{}")
+    db = home / ".claude" / "memory-tool" / "index.db"
+    out: dict[str, Any] = {
+        "files": n,
+        "layout": info,
+        "generate_s": gen_s,
+        "build_s": build.seconds,
+        "build_rss_kb": build.max_rss_kb,
+        "entries": built.get("entries"),
+        "db_mb": db.stat().st_size / 1e6 if db.exists() else None,
+    }
+    nochange = [
+        run_process([*MEMORY_TOOL, "index", "--cwd", cwd], env=env).seconds for _ in range(3)
+    ]
+    out["index_cli_nochange_s"] = median(nochange)
+    victim = next((home / ".claude" / "memory-tool" / "rooms" / "database").rglob("*.md"))
+    probe = run_process(
+        [PYTHON, str(REPO / "bench" / "probe_index.py"), cwd, "5", str(victim)], env=env
+    )
+    out["probe"] = json.loads(probe.stdout or b"{}")
+    log(f"  index built in {build.seconds:.1f}s; timing hooks ({runs} rounds)")
+
+    variants: dict[str, tuple[list[str], Any]] = {
+        "python -c pass": ([PYTHON, "-c", "pass"], None),
+        "python -S -c pass": ([PYTHON, "-S", "-c", "pass"], None),
+        "SessionStart": (
+            _hook("SessionStart"),
+            lambda: _payload("SessionStart", cwd, source="startup"),
+        ),
+        "SessionStart (brief not cached)": (
+            _hook("SessionStart"),
+            lambda: _payload("SessionStart", cwd, source="startup"),
+        ),
+        "UserPromptSubmit (room)": (
+            _hook("UserPromptSubmit"),
+            lambda: _payload("UserPromptSubmit", cwd, prompt=ROOM_PROMPT),
+        ),
+        "UserPromptSubmit (no room)": (
+            _hook("UserPromptSubmit"),
+            lambda: _payload("UserPromptSubmit", cwd, prompt=NO_ROOM_PROMPT),
+        ),
+        "UserPromptSubmit (past question: L3+L4)": (
+            _hook("UserPromptSubmit"),
+            lambda: _payload("UserPromptSubmit", cwd, prompt=PAST_PROMPT),
+        ),
+    }
+    samples: dict[str, list[float]] = {k: [] for k in variants}
+    rss: dict[str, list[int]] = {k: [] for k in variants}
+    chars: dict[str, int] = {}
+    for round_ in range(WARMUP + runs):
+        for name, (cmd, payload) in variants.items():
+            if name == "SessionStart (brief not cached)":
+                _drop_brief_cache(home)
+            r = run_process(cmd, payload() if payload else b"", env=env, cwd=cwd)
+            if r.returncode != 0:
+                raise RuntimeError(f"{name} exited {r.returncode}")
+            if round_ >= WARMUP:
+                samples[name].append(r.seconds)
+                rss[name].append(r.max_rss_kb)
+                chars[name] = len(r.stdout)
+    base = median(samples["python -c pass"])
+    out["hooks"] = {
+        k: {
+            "median_ms": median(v) * 1000,
+            "p95_ms": p95(v) * 1000,
+            "ratio": median(v) / base,
+            "rss_mb": max(rss[k]) / 1024,
+            "output_chars": chars.get(k, 0),
+            "runs": len(v),
+        }
+        for k, v in samples.items()
+    }
+    log_hooks = ", ".join(
+        f"{k} {v['median_ms']:.0f}ms ({v['ratio']:.2f}x)" for k, v in out["hooks"].items()
+    )
+    log(f"  {log_hooks}")
+    shutil.rmtree(home, ignore_errors=True)
+    return out
+
+
+def run(sizes: list[int], runs: int, res: Results, workdir: Path | None = None) -> None:
+    own = workdir is None
+    base = Path(tempfile.mkdtemp(prefix="mt-bench-scale-")) if own else workdir
+    assert base is not None
+    try:
+        rows = []
+        for n in sizes:
+            log(f"scale: {n:,} memory files")
+            rows.append(measure_size(n, runs, res, base))
+        res.data["scale"] = rows
+        report(rows, res)
+    finally:
+        if own:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def report(rows: list[dict[str, Any]], res: Results) -> None:
+    for row in rows:
+        n = row["files"]
+        h = row["hooks"]
+        base = h["python -c pass"]
+        cmp_ = f"python -c pass {base['median_ms']:.0f} ms (same run)"
+        for name in (
+            "SessionStart",
+            "SessionStart (brief not cached)",
+            "UserPromptSubmit (room)",
+            "UserPromptSubmit (no room)",
+            "UserPromptSubmit (past question: L3+L4)",
+        ):
+            v = h[name]
+            target = ""
+            if n == TARGET_SIZE and name == "SessionStart":
+                ok = v["ratio"] <= SESSION_START_TARGET
+                target = f"<= {SESSION_START_TARGET}x: {'met' if ok else 'NOT met'}"
+            if n == TARGET_SIZE and name.startswith("UserPromptSubmit ("):
+                ok = v["ratio"] <= PROMPT_TARGET
+                target = f"<= {PROMPT_TARGET}x: {'met' if ok else 'NOT met'}"
+            res.add(
+                "Hook latency",
+                f"{name} @ {n:,} files",
+                f"{v['median_ms']:.0f} ms (p95 {v['p95_ms']:.0f}) = {v['ratio']:.2f}x",
+                compare=cmp_,
+                runs=f"{v['runs']} after {WARMUP} warm-up",
+                target=target,
+            )
+        for name in (
+            "SessionStart",
+            "UserPromptSubmit (room)",
+            "UserPromptSubmit (past question: L3+L4)",
+        ):
+            if n >= 10_000:
+                res.add(
+                    "Memory",
+                    f"peak RSS {name} @ {n:,} files",
+                    f"{h[name]['rss_mb']:.1f} MB",
+                    compare=f"python -c pass {base['rss_mb']:.1f} MB",
+                    runs=f"max of {h[name]['runs']}",
+                )
+        p = row["probe"]
+        res.add(
+            "Index",
+            f"full build @ {n:,} files (memory-tool index)",
+            f"{row['build_s']:.1f} s ({row['build_s'] / n * 1000:.2f} ms/file), "
+            f"DB {row['db_mb']:.1f} MB",
+            runs="1",
+        )
+        res.add(
+            "Index",
+            f"no-change refresh @ {n:,} files",
+            f"{p['nochange_median_s'] * 1000:.0f} ms in-process; "
+            f"`memory-tool index` {row['index_cli_nochange_s'] * 1000:.0f} ms",
+            runs="median of 5 (in-process), 3 (CLI)",
+        )
+        res.add(
+            "Index",
+            f"refresh after 1 changed file @ {n:,} files",
+            f"{p['one_changed_median_s'] * 1000:.0f} ms "
+            f"(first in a process {p['one_changed_first_s'] * 1000:.0f} ms: YAML+tokenizer "
+            f"imports)",
+            runs=f"median of {len(p['one_changed_s']) - 1}",
+        )
+        res.add(
+            "Index",
+            f"SessionStart scoped refresh @ {n:,} files",
+            f"{p['wake_refresh_median_s'] * 1000:.1f} ms in-process",
+            runs="median of 5",
+        )
+
+
+if __name__ == "__main__":
+    from common import compile_bytecode
+
+    compile_bytecode()
+    r = Results()
+    sizes = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "100,1000").split(",")]
+    run(sizes, int(sys.argv[2]) if len(sys.argv) > 2 else 10, r)
+    for f in r.figures:
+        print(f"{f.section:14} {f.name:60} {f.value:40} {f.compare} {f.target}")
