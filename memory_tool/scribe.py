@@ -55,7 +55,6 @@ ITEM_MAX_CHARS = 300
 # Lists in a summary: enough to find the rest (`get` / the transcript), not a copy of it.
 MAX_SUMMARY_FILES = 30
 MAX_SUMMARY_COMMANDS = 10
-MAX_SUMMARY_REQUESTS = 8
 # Hot files of sessions idle this long are deleted: their content lives on in the cold summary.
 HOT_RETENTION_DAYS = 14
 # The optional model summary: the session text handed to `claude -p` is cut to this many
@@ -81,7 +80,7 @@ SECTION_ORDER = (
     "Reusable",
     "Files changed",
     "Commands that mattered",
-    "Later requests",
+    "Turns",
 )
 PROMOTED_SECTIONS = {"Decisions": "decision", "Gotchas": "gotcha"}
 
@@ -161,8 +160,12 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
         items.append(("Files changed", f"… and {len(files) - MAX_SUMMARY_FILES} more"))
     items += [("Commands that mattered", c) for c in _commands(state)]
     items += [("Reusable", _cut(t, ITEM_MAX_CHARS)) for t in notes.get("reuse", [])]
-    later = [p for p in state["prompts"][1:] if p != state["task"]]
-    items += [("Later requests", _cut(p, 200)) for p in later[-MAX_SUMMARY_REQUESTS:]]
+    turns = list(state.get("turns") or [])
+    if turns and state["final"].startswith(turns[-1]["answer"].rstrip("…")):
+        turns[-1] = {**turns[-1], "answer": "(the result above)"}
+    for turn in turns:
+        answer = f" → {turn['answer']}" if turn["answer"] else ""
+        items.append(("Turns", f"{turn['ask']}{answer}"))
     return items
 
 

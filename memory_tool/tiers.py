@@ -72,6 +72,13 @@ MAX_COMMANDS = 60
 COMMAND_MAX_CHARS = 300
 ERROR_MAX_CHARS = 200
 FINAL_MAX_CHARS = 4000
+# One line per turn (what was asked, how Claude's last message of the turn began) lets the cold
+# summary grow toward a tenth of a long session and answer "what have we tried before?".
+# The first turns set the scene, the last ones hold the state: keep both ends.
+KEEP_FIRST_TURNS = 5
+KEEP_LAST_TURNS = 35
+TURN_ASK_MAX_CHARS = 200
+TURN_ANSWER_MAX_CHARS = 300
 # Tool calls whose result has not been read yet (a result can land in the next read).
 MAX_PENDING = 64
 
@@ -266,6 +273,7 @@ def new_state(session_id: str, cwd: str, transcript_path: str) -> dict[str, Any]
         "task": "",
         "first_task": "",
         "prompts": [],
+        "turns": [],
         "prompt_count": 0,
         "notes": [],
         "actions": [],
@@ -362,6 +370,10 @@ def _record_prompt(state: dict[str, Any], prompt: str) -> None:
     prompts.append(text)
     if len(prompts) > KEEP_FIRST_PROMPTS + KEEP_LAST_PROMPTS:
         del prompts[KEEP_FIRST_PROMPTS]
+    turns: list[dict[str, str]] = state.setdefault("turns", [])
+    turns.append({"ask": _one_line(text, TURN_ASK_MAX_CHARS), "answer": ""})
+    if len(turns) > KEEP_FIRST_TURNS + KEEP_LAST_TURNS:
+        del turns[KEEP_FIRST_TURNS]
     if _is_task(text):
         state["task"] = text
         if not state["first_task"]:
@@ -462,6 +474,9 @@ def _apply(state: dict[str, Any], e: Event) -> bool:
         text = strip_injected(e.text)
         state["text_chars"] += len(text)
         state["final"] = _clean(text, FINAL_MAX_CHARS)
+        turns = state.setdefault("turns", [])
+        if turns and state["final"]:
+            turns[-1]["answer"] = _one_line(state["final"], TURN_ANSWER_MAX_CHARS)
         for kind, line in tagged_lines(text):
             _add_note(state, kind, line, "assistant")
         return True

@@ -245,3 +245,45 @@ def test_nested_environment_makes_every_hook_a_no_op(project: Path, state: Path)
         assert out.returncode == 0 and out.stdout == b""
     assert not state.exists() or not list(state.rglob("*.md"))
     assert os.environ.get("MEMORY_TOOL_NESTED") is None
+
+
+def _long_session(path: Path, turns: int) -> None:
+    """A long session in the transcript format: each turn a request, a big tool output and a
+    reply (tool output dominates, as in real sessions)."""
+    lines = []
+    for i in range(turns):
+        ts = f"2026-11-29T{8 + i // 60:02d}:{i % 60:02d}:00.000Z"
+        common = {"sessionId": "77777777-0000-4000-8000-000000000000", "cwd": "/w/app",
+                  "timestamp": ts, "isSidechain": False}  # fmt: skip
+        ask = f"Step {i}: tune the cache eviction for shard {i}"
+        lines.append({**common, "type": "user", "message": {"role": "user", "content": ask}})
+        lines.append({**common, "type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": "Bash",
+             "input": {"command": f"bench --shard {i}"}}]}})  # fmt: skip
+        lines.append({**common, "type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{i}",
+             "content": f"shard {i} p99 latency sample line\n" * 90}]}})  # fmt: skip
+        lines.append({**common, "type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": f"Shard {i}: LRU beat LFU by {i % 7} ms at p99; kept LRU. "
+             + "Details of the run follow. " * 20}]}})  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_a_long_session_fills_toward_a_tenth_with_one_line_per_turn(
+    project: Path, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "long.jsonl"
+    _long_session(transcript, 60)
+    result = CliRunner().invoke(main, ["scribe", str(transcript), "--cwd", str(project)])
+    assert result.exit_code == 0, result.output
+    path = Path(result.output.split(" -> ")[1].split(" (")[0])
+    body = _body(path).split("\n## Stats\n")[0]
+    state = tiers.load_state("77777777-0000-4000-8000-000000000000")
+    assert state is not None
+    target = min(scribe.COLD_MAX_CHARS, state["text_chars"] * scribe.COLD_RATIO)
+    assert 0.6 * target < len(body) <= target + 400  # filled toward the target, not past it
+    turns = body.split("## Turns\n")[1].splitlines()
+    assert turns[0].startswith("- Step 0: tune the cache eviction for shard 0 → Shard 0: LRU")
+    # Both ends of the session survive the cap on kept turns.
+    assert any(t.startswith("- Step 59:") for t in turns)
+    assert len(turns) <= tiers.KEEP_FIRST_TURNS + tiers.KEEP_LAST_TURNS
