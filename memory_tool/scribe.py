@@ -349,11 +349,14 @@ def roll(
     for old in idx.query("source = 'cold'"):
         if old.path == keep:
             continue
-        if not os.path.exists(old.path):
+        try:
+            st = os.stat(old.path)
+        except OSError:
             idx.remove_file(old.path)
             continue
-        folder = cold_folder(old.project)
-        entry = idx.index_file(Path(old.path), folder)  # the file may have been edited
+        entry = old
+        if st.st_mtime_ns != old.mtime_ns or st.st_size != old.size:  # edited since indexed
+            entry = idx.index_file(Path(old.path), cold_folder(old.project))
         stamp = entry.updated or entry.created
         if not stamp or stamp >= cutoff:
             continue
