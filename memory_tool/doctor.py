@@ -583,7 +583,7 @@ def _disagreement(a: _Text, b: _Text) -> str:
     if bool(a.negation) != bool(b.negation):
         return f"only one says {(a.negation or b.negation)!r}"
     for va, vb, what in ((a.numbers, b.numbers, "numbers"), (a.quoted, b.quoted, "quoted values")):
-        if va and vb and va != vb:
+        if va - vb and vb - va:  # each says a value the other does not: 5432 vs 5433
             return f"different {what}: {', '.join(sorted(va - vb))} vs {', '.join(sorted(vb - va))}"
     return ""
 
@@ -677,33 +677,39 @@ def consequence(e: Entry) -> str:
     return "data loss"
 
 
+VERDICTS = ("keep", "profile", "on-demand")
+
+
 def triage(
     l1: Sequence[Entry], l2: Sequence[Entry], day: dt.date, cfg: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """The always-load set ordered for a person to cut: what can cause data loss, money loss,
-    downtime or a security breach stays (by consequence, then the brief's own order); the rest
-    can move to on-demand, in the brief's order."""
+    """The always-load set ordered for a person to cut, by the irreversible-consequence rule:
+    what can cause data loss, money loss, downtime or a security breach stays ("keep", by
+    consequence); the user's profile facts (L1) are next ("profile": keep those that shape
+    every session); the rest can move to on-demand. Within a verdict, the brief's own order."""
     rows = []
     for pos, (layer, e) in enumerate([("L1", e) for e in l1] + [("L2", e) for e in l2]):
         cons = consequence(e)
+        verdict = "keep" if cons else ("profile" if e.type == "user" else "on-demand")
         row: dict[str, Any] = {
             "id": e.id,
             "layer": layer,
-            "verdict": "keep" if cons else "on-demand",
-            "why": cons or "no irreversible consequence",
+            "verdict": verdict,
+            "why": cons or ("user profile" if verdict == "profile" else "no irreversible risk"),
             "name": _label(e),
             "pinned": e.always,
             "stale": is_stale(e, day, cfg),
             "weight": round(weight(e, day, cfg), 3),
             "path": e.path,
         }
-        if not cons:
-            row["how"] = (
-                "remove `always: true`"
-                if e.always
-                else "move the file to rooms/<room>/ (it then loads with its topic)"
-            )
-        rows.append((0 if cons else 1, CONSEQUENCES.index(cons) if cons else 0, pos, row))
+        if e.always and not cons:
+            row["how"] = "remove `always: true`"
+        elif verdict == "profile":
+            row["how"] = "keep if it shapes every session, else delete or move to rooms/<room>/"
+        elif verdict == "on-demand":
+            row["how"] = "move the file to rooms/<room>/ (it then loads with its topic)"
+        order = CONSEQUENCES.index(cons) if cons else 0
+        rows.append((VERDICTS.index(verdict), order, pos, row))
     return [r[3] for r in sorted(rows, key=lambda r: r[:3])]
 
 
@@ -722,10 +728,11 @@ def _always_load(
         return None
     rows = triage(l1, l2, day, cfg) if with_triage else []
     keep = sum(bool(consequence(e)) for e in [*l1, *l2])
+    profile = sum(1 for e in l1 if e.type == "user" and not consequence(e))
     msg = (
         f"{n} always-loaded entries for {project} (L1 {len(l1)} + L2 {len(l2)}; max {cap}): "
-        f"{n - cap} never reach the brief; keep {keep} with irreversible consequences, "
-        f"move {n - keep} to on-demand"
+        f"{n - cap} never reach the brief; keep {keep} with irreversible consequences, review "
+        f"{profile} profile facts, move {n - keep - profile} to on-demand"
     )
     data = {"project": project, "count": n, "max": cap, "keep": keep, "triage": rows}
     return Finding("always_load", PROBLEM, msg, data=data)

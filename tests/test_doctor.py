@@ -337,17 +337,21 @@ def test_always_load_at_the_cap_is_fine(project: Path, mdir: Path) -> None:
 
 
 def test_always_load_over_the_cap_gives_a_triage_list(project: Path, mdir: Path) -> None:
-    always_load_tree(mdir, 14)  # 3 + 14 = 17
+    always_load_tree(mdir, 13)  # 3 + 13 = 16
+    mem(mdir, "user_role.md", "The user is a staff engineer.", type_="user")
     room = paths.palace_dir("rooms") / "ui"
     mem(room, "pinned.md", "The UI uses the teal palette.", type_="note", always=True, listed=False)
     report = report_for(project, duplicates=False)
     [finding] = checks(report, "always_load")
     assert finding.data["count"] == 18 and finding.data["max"] == 15
     assert report.summary() == "18 always-loaded (max 15)"
+    assert "keep 3 with irreversible consequences, review 1 profile facts, move 14" in (
+        finding.message
+    )
     rows = finding.data["triage"]
-    assert [r["verdict"] for r in rows[:3]] == ["keep"] * 3
+    assert [r["verdict"] for r in rows[:4]] == ["keep", "keep", "keep", "profile"]
     assert [r["why"] for r in rows[:3]] == ["data loss", "money loss", "security"]
-    assert {r["verdict"] for r in rows[3:]} == {"on-demand"}
+    assert {r["verdict"] for r in rows[4:]} == {"on-demand"}
     pinned = next(r for r in rows if r["pinned"])
     assert pinned["how"] == "remove `always: true`"
 

@@ -55,6 +55,8 @@ def _short(path: str) -> str:
 
 
 def _print_report(report: doctor.Report) -> None:
+    """Grouped by check, problems first. The always-load triage is printed for this project
+    (or for all when L1 alone is over); other projects' triage lists are in --json."""
     root = report.roots.get(report.project) if report.project else None
     where = f", project {report.project}" if report.project else ""
     where += f" (root {_short(root)})" if root else ""
@@ -71,10 +73,10 @@ def _print_report(report: doctor.Report) -> None:
         for check, items in shown:
             click.echo(f"\n{TITLES.get(check, check)} ({len(items)})")
             for f in items:
-                _print_finding(f)
+                _print_finding(f, report.project)
 
 
-def _print_finding(f: doctor.Finding) -> None:
+def _print_finding(f: doctor.Finding, project: str) -> None:
     head = f"{f.entry_id:<9} " if f.entry_id else ""
     click.echo(f"  {head}{f.message}")
     if f.path and f.check not in ("index_missing_file", "index_truncated"):
@@ -84,7 +86,7 @@ def _print_finding(f: doctor.Finding) -> None:
     if f.check in ("duplicate", "contradiction"):
         other = f.data["paths"][1]
         click.echo(f"  {'':<9} {_short(other)}")
-    if f.check == "always_load":
+    if f.check == "always_load" and f.data["project"] in (project, "*"):
         for row in f.data["triage"]:
             stale = " (stale)" if row["stale"] else ""
             how = f" -> {row['how']}" if row.get("how") else ""
