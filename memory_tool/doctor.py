@@ -280,7 +280,7 @@ def file_findings(entries: Sequence[Entry]) -> list[Finding]:
             out.append(Finding(check, PROBLEM, e.error, e.id, e.path))
         elif _lacks_frontmatter(e):
             # Claude Code's own memory needs name/description/type; a palace note may be plain.
-            level = PROBLEM if e.source in ("claude", "identity") else NOTE
+            level = PROBLEM if e.source == "claude" else NOTE
             msg = "no frontmatter: add name, description and type (Claude Code reads them)"
             out.append(Finding("frontmatter", level, msg, e.id, e.path))
     return out
@@ -871,16 +871,18 @@ def diagnose(
 def _always_load_all(
     idx: Index, projects: list[str], day: dt.date, cfg: dict[str, Any]
 ) -> list[Finding]:
-    found = always_load_findings(idx, projects, day, cfg)
     cap = int(cfg.get("always_load_max", ALWAYS_LOAD_MAX))
-    n_l1 = len(dedupe(rank(l1_candidates(idx), day, cfg)))
-    if n_l1 > cap and len(found) > 1:
+    l1 = dedupe(rank(l1_candidates(idx), day, cfg))
+    if len(l1) > cap:
         # L1 alone is over: every project overflows for the same reason; say it once.
-        first = found[0]
-        first.message = f"L1 alone holds {n_l1} always-loaded entries (max {cap}), in every project"
-        first.data["project"] = "*"
-        return [first]
-    return found
+        found = _always_load(l1, [], "*", day, cfg, with_triage=True)
+        if found is not None:
+            found.message = (
+                f"L1 alone holds {len(l1)} always-loaded entries (max {cap}): "
+                + (found.message.split(": ", 1)[1])
+            )
+        return [found] if found else []
+    return always_load_findings(idx, projects, day, cfg)
 
 
 def wake_scope(idx: Index, project: str) -> tuple[list[Entry], list[Entry], list[Entry]]:

@@ -557,3 +557,20 @@ def test_line_tokens_is_exact_without_counting_each_number(project: Path) -> Non
             ]
             text = f"{doctor.WAKE_PREFIX}{', '.join(parts)}{doctor.WAKE_SUFFIX}\n"
             assert doctor.line_tokens(idx, text) == tokens.count(text), text
+
+
+def test_l1_alone_over_the_cap_is_said_once(project: Path, mdir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "work" / "b"
+    (other / ".git").mkdir(parents=True)
+    mem(paths.project_memory_dir(other), "project_x.md", "Another project's fact.")
+    for n in range(16):
+        mem(
+            mdir,
+            f"user_fact{n}.md",
+            f"The user fact number {n} is about tea brand {n}.",
+            type_="user",
+        )
+    report = report_for(project, duplicates=False)
+    [finding] = checks(report, "always_load")
+    assert finding.message.startswith("L1 alone holds 16 always-loaded entries (max 15)")
+    assert {r["verdict"] for r in finding.data["triage"]} == {"profile"}
