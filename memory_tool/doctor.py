@@ -1139,9 +1139,8 @@ def fix(idx: Index, report: Report) -> FixResult:
                 hook = " ".join((e.description if e else "").split())
                 line = memory_index_line(title, link, hook) if hook else f"- [{title}]({link})"
                 append_line_locked(index_path, line)
-            result.actions.append(
-                {"path": index_name, "action": f"appended {len(items)} MEMORY.md lines"}
-            )
+            lines = f"{len(items)} line{'s' if len(items) != 1 else ''}"
+            result.actions.append({"path": index_name, "action": f"appended {lines}"})
     finally:
         manifest_path = backup / "manifest.json"
         manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

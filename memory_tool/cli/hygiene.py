@@ -150,7 +150,7 @@ def _print_fix(fixed: doctor.FixResult) -> None:
         click.echo("fix: nothing safe to repair\n")
         return
     for a in fixed.actions:
-        click.echo(f"fixed: {a['action']} in {_short(a['path'])}")
+        click.echo(f"fixed: {_short(a['path'])}: {a['action']}")
     for s in fixed.skipped:
         click.echo(f"skipped: {_short(s['path'])}: {s['reason']}")
     if fixed.backup:
