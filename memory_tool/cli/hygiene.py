@@ -250,6 +250,11 @@ def _l3(
     note = f"{names}: {_entries(len(result.picked))}"
     if result.omitted:
         note += f", {len(result.omitted)} deferred"
+    if result.rooms and loaded:  # the hook never repeats what the brief holds: say so
+        again = room_recall(idx, prompt or room or "", cwd, **(kwargs | {"exclude": set()}))
+        repeated = {e.id for e in again.picked} & loaded
+        if repeated:
+            note += f" ({len(repeated)} more already in the brief)"
     row = _row("L3", result.tokens, result.budget, note)
     return {"row": row, "omitted": _ids(list(result.omitted))}
 
@@ -294,7 +299,7 @@ def budget_cmd(
     tier is a session's working state. Exact cl100k counts of the text actually emitted."""
     with _index() as idx:
         idx.refresh(cwd)  # all of it: L3 reads rooms that the wake-up refresh skips
-        brief = build_brief(idx, cwd)
+        brief = build_brief(idx, cwd, extra=doctor.wake_units(idx, cwd))  # as the hook does
         l1, l2 = brief.layers["L1"], brief.layers["L2"]
         rows = []
         deferred: dict[str, list[dict[str, str]]] = {}
@@ -327,7 +332,8 @@ def budget_cmd(
         shown = "-" if used is None else str(used)
         amount = f"{shown}/{r['budget']}"
         click.echo(f"{r['layer']:<4} {_bar(used or 0, r['budget'])} {amount:>10}  {r['note']}")
-    click.echo(f"brief: {total} tokens at SessionStart (L1 + L2 + {frame} of frame)")
+    hygiene = " and hygiene line" if brief.extra_units else ""
+    click.echo(f"brief: {total} tokens at SessionStart (L1 + L2 + {frame} of frame{hygiene})")
     for name, items in deferred.items():
         if items:
             listed = "; ".join(f"{d['id']} {d['name']}" for d in items)
