@@ -143,12 +143,16 @@ def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
 def _brief_key(idx: Any, cwd: str) -> str:
     from .config import config_path, today
 
-    try:
-        st = os.stat(config_path())
-        cfg = f"{st.st_mtime_ns}:{st.st_size}"
-    except OSError:
-        cfg = "-"
-    return f"brief|{paths.project_key(cwd)}|{today().isoformat()}|{idx.generation}|{cfg}"
+    project = paths.project_key(cwd)
+    # config.yaml, and the project's MEMORY.md (not indexed, but the hygiene line checks it).
+    stamps = []
+    for path in (config_path(), paths.projects_dir() / project / "memory" / "MEMORY.md"):
+        try:
+            st = os.stat(path)
+            stamps.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            stamps.append("-")
+    return f"brief|{project}|{today().isoformat()}|{idx.generation}|{'|'.join(stamps)}"
 
 
 def _hygiene_units(idx: Any, cwd: str) -> list[Any]:
