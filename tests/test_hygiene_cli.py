@@ -248,3 +248,14 @@ def test_budget_shows_the_hot_tier_of_the_latest_session(project: Path) -> None:
     assert 0 < hot["tokens"] <= hot["budget"] and "abc-123" in hot["note"]
     out = run("budget", "--session", "nope", "--cwd", str(project)).output
     assert "no hot state for session nope" in out
+
+
+def test_session_start_line_follows_memory_md_edits(project: Path, mdir: Path) -> None:
+    write_memory(
+        mdir, "feedback_tests.md", "Never skip the tests.", type_="feedback", created="2026-11-01"
+    )
+    assert hygiene_lines(hook_context(project)) == [
+        "Memory hygiene: 1 not in MEMORY.md: memory-tool doctor"
+    ]
+    (mdir / "MEMORY.md").write_text("- [tests](feedback_tests.md) — Never skip the tests\n")
+    assert hygiene_lines(hook_context(project)) == []
