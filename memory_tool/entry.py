@@ -154,8 +154,14 @@ def _split_frontmatter(text: str) -> tuple[dict[str, Any], str, str]:
     return dict(meta), post.content, ""
 
 
+# Frontmatter values that can stand for text. A list or mapping where text belongs is malformed,
+# and turning one into a string can take forever: YAML aliases nest a few hundred bytes into
+# billions of items (a "billion laughs" file would hang every hook that indexes it).
+_SCALAR_TYPES = (str, int, float, dt.date)
+
+
 def _text_of(value: Any) -> str:
-    if value is None:
+    if not isinstance(value, _SCALAR_TYPES):
         return ""
     return str(value).strip()
 
@@ -277,7 +283,8 @@ def parse_file(
             stamp = dt.datetime.fromtimestamp(st_mtime_ns / 1e9, tz=dt.timezone.utc)
             created = stamp.date().isoformat()
     tags_raw = meta.get("tags") or []
-    tags = [str(t) for t in tags_raw] if isinstance(tags_raw, list) else [str(tags_raw)]
+    tags = [_text_of(t) for t in (tags_raw if isinstance(tags_raw, list) else [tags_raw])]
+    tags = [t for t in tags if t]
     fm_room = _text_of(meta.get("room"))
     entry = Entry(
         id="",

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
 from helpers import write_memory
 
 from memory_tool import paths
-from memory_tool.settings import hook_command
+from memory_tool.settings import HOOK_EVENTS, hook_command
+
+HOOK_EVENTS_TIMEOUT = HOOK_EVENTS["SessionStart"][2]
 
 
 def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
@@ -29,16 +32,28 @@ def log_text() -> str:
     return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
 
 
-def run_installed(event: str, payload: object) -> subprocess.CompletedProcess[bytes]:
-    """The hook exactly as `memory-tool install` writes it into settings.json (`python -S`)."""
-    return subprocess.run(
+def run_installed(
+    event: str, payload: object, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
+    """The hook exactly as `memory-tool install` writes it into settings.json (`python -S`),
+    killed (its whole process group) if it outlives `timeout`, as Claude Code would."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    with subprocess.Popen(
         hook_command(event),
         shell=True,
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        timeout=60,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=dict(os.environ),
-    )
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise AssertionError(f"{event} hook still running after {timeout} s") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_installed_hook_command_parses_new_memory_files(project: Path) -> None:
@@ -106,3 +121,28 @@ def test_corrupt_index_is_rebuilt_and_logged(project: Path) -> None:
     assert b"ZRECQ" in proc.stdout
     assert "could not be read" in log_text() and "index.db" in log_text()
     assert list(db.parent.glob("index.db.corrupt-*"))
+
+
+# A "billion laughs" frontmatter: 9 levels of YAML aliases, 9 items each (about 400 bytes).
+YAML_ALIAS_BOMB = (
+    "---\n"
+    + 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    + "".join(
+        f"{cur}: &{cur} [{', '.join([f'*{prev}'] * 9)}]\n"
+        for prev, cur in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "name: *i\ndescription: *i\ntags: *i\nroom: *i\nmetadata: {type: *i}\n---\n"
+    + "A fact behind a YAML bomb ZBOMBQ.\n"
+)
+
+
+def test_yaml_alias_bomb_in_a_memory_file_does_not_hang_the_hook(project: Path) -> None:
+    d = paths.project_memory_dir(project)
+    write_memory(d, "project_ok.md", "A healthy fact ZOKQ.", type_="project")
+    (d / "project_bomb.md").write_text(YAML_ALIAS_BOMB, encoding="utf-8")
+    # The hook must answer within the timeout settings.json gives it, or Claude Code kills it.
+    proc = run_installed("SessionStart", start_payload(project), timeout=HOOK_EVENTS_TIMEOUT)
+    assert proc.returncode == 0
+    ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "ZOKQ" in ctx and "ZBOMBQ" in ctx
+    assert len(ctx) < 10_000
