@@ -32,6 +32,9 @@ BUSY_TIMEOUT_MS = 10_000
 FULL_REFRESH_INTERVAL_S = 300
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
+# Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap
+# keeps it near a megabyte.
+TOKEN_CACHE_MAX_ROWS = 20_000
 
 ENTRY_COLUMNS = (
     "id", "path", "source", "project", "type", "name", "description", "body", "room",
@@ -350,6 +353,7 @@ class Index:
             from .sessions import refresh_sessions
 
             stats.sessions_added = refresh_sessions(self)
+        self._prune_token_cache()
         self.set_meta("last_full_refresh", str(int(time.time())))
         return stats
 
@@ -428,6 +432,13 @@ class Index:
                 continue
             folder = tree.Folder(Path(p).parent, "context", project=project, default_type="project")
             found[p] = (st.st_mtime_ns, st.st_size, folder)
+
+    def _prune_token_cache(self) -> None:
+        """The cache grows with every distinct line ever counted; past its cap it starts over
+        (each string costs one tokenizer load to count again, on a slow path or rarely a hook)."""
+        n = self.conn.execute("SELECT count(*) FROM token_cache").fetchone()[0]
+        if n > TOKEN_CACHE_MAX_ROWS:
+            self.conn.execute("DELETE FROM token_cache")
 
     def _record_dirs(self, folders: Iterable[tree.Folder]) -> None:
         known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}

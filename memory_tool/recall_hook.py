@@ -29,7 +29,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     from .index import open_index
     from .layers import Unit
     from .recall import deep_recall, is_past_question, room_recall
-    from .seen import remember_ids, seen_ids
+    from .seen import ids_in, remember_ids, seen_ids
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -52,6 +52,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
         tier_units = _tier_units(idx, payload, cwd, l4_budget)
         body += tier_units
         l4_budget -= sum(u.tokens for u in tier_units)
+        seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
         if recall_cfg.get("deep_search_enabled", True) and is_past_question(prompt):
             l4 = deep_recall(idx, prompt, budget=l4_budget, max_chars=L4_MAX_CHARS, exclude=seen)
             body += l4.units
@@ -63,8 +64,6 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     finally:
         idx.close()
     text = "".join(u.text for u in units)
-    from .seen import ids_in
-
     ids = ids_in(text)
     remember_ids(session_id, ids)
     return text, ids
