@@ -330,14 +330,15 @@ def generate(home: Path, n: int, seed: int = 7) -> dict[str, object]:
             counter += 1
             kind = ("user", "feedback", "project", "reference", "project", "feedback")[j % 6]
             if kind == "user":
-                slug, fact = USER_FACTS[j % len(USER_FACTS)]
+                k = j // 6
+                slug, fact = USER_FACTS[k % len(USER_FACTS)]
                 body = fact
                 desc = fact
-                fname = f"{slug}.md"
+                fname = f"{slug}.md" if k < len(USER_FACTS) else f"{slug}_{k}.md"
             else:
                 bank = {"feedback": FEEDBACK, "project": PROJECT, "reference": REFERENCE}[kind]
                 fact = _fill(rng, rng.choice(bank))
-                body = _body(rng, fact, every_fact)
+                body = _body(rng, fact, bank)
                 desc = fact[0].upper() + fact[1:]
                 fname = f"{kind}_{_slug(fact, j)}.md"
             if j % 3 == 0:  # older layout: top-level type, free-text name

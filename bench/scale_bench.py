@@ -111,6 +111,24 @@ def measure_size(n: int, runs: int, res: Results, workdir: Path) -> dict[str, An
         [PYTHON, str(REPO / "bench" / "probe_index.py"), cwd, "5", str(victim)], env=env
     )
     out["probe"] = json.loads(probe.stdout or b"{}")
+    wake = run_process([*MEMORY_TOOL, "wake", "--json", "--cwd", cwd], env=env)
+    brief = json.loads(wake.stdout or b"{}")
+    out["wake"] = {
+        "tokens": brief.get("verified_tokens"),
+        "frame": brief.get("frame_tokens"),
+        "chars": len(brief.get("text", "")),
+        "layers": {
+            k: {
+                "tokens": v["tokens"],
+                "budget": v["budget"],
+                "entries": len(v["entries"]),
+                "omitted": len(v["omitted"]),
+            }
+            for k, v in brief.get("layers", {}).items()
+        },
+    }
+    toks = run_process([PYTHON, str(REPO / "bench" / "probe_tokens.py"), cwd], env=env)
+    out["prompt_tokens"] = json.loads(toks.stdout or b"{}")
     log(f"  index built in {build.seconds:.1f}s; timing hooks ({runs} rounds)")
 
     variants: dict[str, tuple[list[str], Any]] = {
@@ -167,11 +185,50 @@ def measure_size(n: int, runs: int, res: Results, workdir: Path) -> dict[str, An
         f"{k} {v['median_ms']:.0f}ms ({v['ratio']:.2f}x)" for k, v in out["hooks"].items()
     )
     log(f"  {log_hooks}")
+    if n == TARGET_SIZE or n == max(TARGET_SIZE_SEEN):
+        out["imports"] = {
+            name: import_profile(cmd, payload, env, cwd)
+            for name, (cmd, payload) in variants.items()
+            if name in ("SessionStart", "UserPromptSubmit (room)")
+        }
     shutil.rmtree(home, ignore_errors=True)
     return out
 
 
+TARGET_SIZE_SEEN: list[int] = [0]
+
+
+def import_profile(cmd: list[str], payload: Any, env: dict[str, str], cwd: str) -> dict[str, Any]:
+    """Where a hook's time goes: `-X importtime` on 5 runs; the median of the summed import
+    time, and the slowest top-level imports (cumulative) of the median run."""
+    import subprocess
+
+    profiles = []
+    for _ in range(5):
+        proc = subprocess.run(
+            [cmd[0], "-X", "importtime", *cmd[1:]],
+            input=payload(),
+            capture_output=True,
+            env=env,
+            cwd=cwd,
+            check=False,
+        )
+        total, top = 0, []
+        for line in proc.stderr.decode(errors="replace").splitlines():
+            if not line.startswith("import time:") or "self [us]" in line:
+                continue
+            self_us, cum_us, name = line[len("import time:") :].split("|", 2)
+            total += int(self_us)
+            if not name[1:].startswith(" "):  # top level (no nesting indent)
+                top.append((int(cum_us), name.strip()))
+        profiles.append((total, sorted(top, reverse=True)[:8]))
+    profiles.sort(key=lambda p: p[0])
+    total, top = profiles[len(profiles) // 2]
+    return {"import_ms": total / 1000, "top": [(name, us / 1000) for us, name in top]}
+
+
 def run(sizes: list[int], runs: int, res: Results, workdir: Path | None = None) -> None:
+    TARGET_SIZE_SEEN[:] = [s for s in sizes if s <= TARGET_SIZE] or [min(sizes)]
     own = workdir is None
     base = Path(tempfile.mkdtemp(prefix="mt-bench-scale-")) if own else workdir
     assert base is not None
@@ -229,6 +286,18 @@ def report(rows: list[dict[str, Any]], res: Results) -> None:
                     compare=f"python -c pass {base['rss_mb']:.1f} MB",
                     runs=f"max of {h[name]['runs']}",
                 )
+        report_tokens(row, res)
+        for name, prof in row.get("imports", {}).items():
+            v = h[name]
+            top = ", ".join(f"{m} {ms:.1f}" for m, ms in prof["top"][:6])
+            res.note(
+                "Hook latency",
+                f"Where {name} spends its {v['median_ms']:.0f} ms at {n:,} files: the bare "
+                f"interpreter without site (`python -S -c pass`) "
+                f"{h['python -S -c pass']['median_ms']:.0f} ms, imports "
+                f"{prof['import_ms']:.0f} ms (`-X importtime`, median of 5; slowest top-level, "
+                f"cumulative ms: {top}), the rest is the hook's own work and process exit.",
+            )
         p = row["probe"]
         res.add(
             "Index",
@@ -258,6 +327,44 @@ def report(rows: list[dict[str, Any]], res: Results) -> None:
             f"{p['wake_refresh_median_s'] * 1000:.1f} ms in-process",
             runs="median of 5",
         )
+
+
+def report_tokens(row: dict[str, Any], res: Results) -> None:
+    n = row["files"]
+    w, t = row["wake"], row["prompt_tokens"]
+    layers = ", ".join(
+        f"{k} {v['tokens']}/{v['budget']} ({v['entries']} entries, {v['omitted']} deferred)"
+        for k, v in w["layers"].items()
+    )
+    res.add(
+        "Tokens",
+        f"wake-up brief (L1+L2) @ {n:,} files",
+        f"{w['tokens']} tokens exact cl100k ({layers}; frame {w['frame']}), {w['chars']:,} chars",
+        compare="design: L1 ~200 + L2 ~500",
+        runs="1 (deterministic)",
+    )
+    res.add(
+        "Tokens",
+        f"UserPromptSubmit injection per prompt @ {n:,} files",
+        f"{t['injecting']}/{t['prompts']} prompts inject; when they do: mean "
+        f"{t['mean_injecting']:.0f}, median {t['median_injecting']:.0f}, p95 "
+        f"{t['p95_injecting']}, max {t['max']} tokens ({t['max_chars']:,} chars max); "
+        f"no-room prompts injecting: {t['no_room_injecting']}/{t['no_room_prompts']}",
+        compare="design: L3 ~1-2K per task domain",
+        runs="tests/data/prompts.jsonl",
+    )
+    typical = w["tokens"] + t["mean_all"]
+    worst = w["tokens"] + t["max"]
+    eager = t["eager_tokens"]
+    res.add(
+        "Tokens",
+        f"scope layers vs loading every memory @ {n:,} files",
+        f"brief + mean prompt injection {typical:,.0f} tokens ({eager / typical:,.0f}x fewer); "
+        f"brief + largest injection {worst:,} ({eager / worst:,.0f}x fewer)",
+        compare=f"every memory in full: {eager:,} tokens ({t['memories']:,} memories); "
+        "design claims 4-6x (~8K worst case vs ~30-50K)",
+        runs="same tree",
+    )
 
 
 if __name__ == "__main__":
