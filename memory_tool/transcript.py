@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
@@ -138,6 +139,9 @@ def read_from(
     offset = max(0, offset)
     max_bytes = max(1, max_bytes)
     try:
+        # Regular files only: opening a FIFO blocks, and a device (/dev/zero) never ends.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ReadResult([], offset, False)
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             restarted = False

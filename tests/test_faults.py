@@ -8,13 +8,17 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
+import pytest
 from helpers import write_memory
 
 from memory_tool import paths
 from memory_tool.settings import HOOK_EVENTS, hook_command
 
 HOOK_EVENTS_TIMEOUT = HOOK_EVENTS["SessionStart"][2]
+# Claude Code replaces hook output longer than this with a preview and a file path.
+MAX_OUTPUT_CHARS = 10_000
 
 
 def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
@@ -146,3 +150,43 @@ def test_yaml_alias_bomb_in_a_memory_file_does_not_hang_the_hook(project: Path) 
     ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "ZOKQ" in ctx and "ZBOMBQ" in ctx
     assert len(ctx) < 10_000
+
+
+def check_output(stdout: bytes | str, event: str) -> dict[str, Any] | None:
+    """What Claude Code can use: nothing, or exactly one JSON object under 10,000 characters,
+    whose hookSpecificOutput (if any) names its event; only Stop may block."""
+    text = stdout.decode("utf-8") if isinstance(stdout, bytes) else stdout
+    if not text.strip():
+        return None
+    assert len(text) < MAX_OUTPUT_CHARS, f"{len(text)} characters"
+    doc = json.loads(text)  # one document: trailing data after it would raise
+    assert isinstance(doc, dict)
+    specific = doc.get("hookSpecificOutput")
+    if specific is not None:
+        assert specific["hookEventName"] == event
+        assert isinstance(specific.get("additionalContext", ""), str)
+    if "decision" in doc:
+        assert event == "Stop" and doc["decision"] == "block" and doc["reason"]
+    assert doc.get("continue", True) is True  # never stops Claude
+    return doc
+
+
+@pytest.mark.parametrize("event", ["UserPromptSubmit", "Stop", "SessionEnd"])
+def test_a_transcript_path_that_is_not_a_file_does_not_hang_the_hook(
+    event: str, project: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    for target in ("/dev/zero", str(fifo)):
+        payload = {
+            "session_id": f"s-{event}",
+            "transcript_path": target,
+            "cwd": str(project),
+            "hook_event_name": event,
+            "prompt": "hello",
+            "stop_hook_active": False,
+            "reason": "other",
+        }
+        proc = run_installed(event, payload, timeout=HOOK_EVENTS[event][2])
+        assert proc.returncode == 0
+        check_output(proc.stdout, event)
