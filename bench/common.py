@@ -23,7 +23,53 @@ _CLI = REPO / ".venv" / "bin" / "memory-tool"
 MEMORY_TOOL = (
     [str(_CLI)] if _CLI.exists() else [PYTHON, "-c", "from memory_tool.cli import main; main()"]
 )
-HOOKS = REPO / "hooks"
+# The source tree under test: the working tree, or (bench/run's default) a snapshot of the
+# committed HEAD, so that other people's edits in progress cannot change the figures midway.
+SRC = Path(os.environ.get("MEMORY_TOOL_BENCH_SRC", str(REPO)))
+
+
+def hooks_dir() -> Path:
+    return SRC / "hooks"
+
+
+def snapshot_head(dest_root: Path) -> Path:
+    """Export the committed HEAD's package, hooks and templates to ``dest_root/src-<sha>`` and
+    make it the source under test."""
+    global SRC
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    dest = dest_root.resolve() / f"src-{sha}"
+    if not dest.exists():
+        tmp = dest_root / f".src-{sha}-{os.getpid()}"
+        tmp.mkdir(parents=True)
+        archive = subprocess.run(
+            [
+                "git",
+                "archive",
+                "HEAD",
+                "memory_tool",
+                "hooks",
+                "templates",
+                "bench",
+                "tests/data",
+                "pyproject.toml",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        os.replace(tmp, dest)
+    SRC = dest
+    os.environ["MEMORY_TOOL_BENCH_SRC"] = str(dest)
+    return dest
+
+
 LOCOMO = Path(
     os.environ.get("MEMORY_TOOL_LOCOMO", str(REPO.parent / "shared" / "bench" / "locomo10.json"))
 )
@@ -44,7 +90,7 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
         HOME=str(home),
         MEMORY_TOOL_NO_BACKGROUND="1",
         MEMORY_TOOL_TODAY=TODAY,
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=str(SRC),
     )
     env.update(extra)
     return env
@@ -54,7 +100,7 @@ def compile_bytecode() -> None:
     """What pip does at install time: cache bytecode so hooks do not recompile per run."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for target in ("memory_tool", "hooks"):
-        subprocess.run([PYTHON, "-m", "compileall", "-q", str(REPO / target)], env=env, check=False)
+        subprocess.run([PYTHON, "-m", "compileall", "-q", str(SRC / target)], env=env, check=False)
 
 
 @dataclass
@@ -63,25 +109,38 @@ class Run:
     max_rss_kb: int
     stdout: bytes
     returncode: int
+    stderr: bytes = b""
+
+    def check(self, what: str) -> Run:
+        if self.returncode != 0:
+            tail = self.stderr.decode(errors="replace")[-1500:]
+            raise RuntimeError(f"{what} exited {self.returncode}: {tail}")
+        return self
 
 
 def run_process(
     cmd: list[str], stdin: bytes = b"", env: dict[str, str] | None = None, cwd: str | None = None
 ) -> Run:
     """Run one process; wall time from spawn to reap, and that child's own peak RSS (wait4)."""
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
+    with (
+        tempfile.TemporaryFile() as fin,
+        tempfile.TemporaryFile() as fout,
+        tempfile.TemporaryFile() as ferr,
+    ):
         fin.write(stdin)
         fin.seek(0)
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, env=env, cwd=cwd
-        )
+        # Never the repository as the working directory: `python -c` puts the cwd first on
+        # sys.path, which would import the working tree instead of the source under test.
+        where = cwd or tempfile.gettempdir()
+        proc = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=ferr, env=env, cwd=where)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         fout.seek(0)
-        out = fout.read()
-    return Run(elapsed, int(usage.ru_maxrss), out, proc.returncode)
+        ferr.seek(0)
+        out, err = fout.read(), ferr.read()
+    return Run(elapsed, int(usage.ru_maxrss), out, proc.returncode, err)
 
 
 def median(xs: list[float]) -> float:

@@ -173,9 +173,7 @@ def write_facts(sample: dict[str, Any], home: Path) -> Haystack:
 
 def index(hs: Haystack) -> None:
     env = bench_env(hs.home)
-    r = run_process([*MEMORY_TOOL, "index", "--json"], env=env)
-    if r.returncode != 0:
-        raise RuntimeError(f"memory-tool index failed for {hs.sample}")
+    run_process([*MEMORY_TOOL, "index", "--json"], env=env).check(f"index {hs.sample}")
     db = hs.home / ".claude" / "memory-tool" / "index.db"
     conn = sqlite3.connect(db)
     try:

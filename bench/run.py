@@ -16,9 +16,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import common  # noqa: E402
 from common import (  # noqa: E402
     OUT,
     PYTHON,
@@ -57,19 +59,23 @@ def _loadavg() -> str:
 
 def run_script(name: str, args: list[str], res: Results, timeout: int = 1800) -> None:
     """A benchmark another engineer wrote: run it, keep its output verbatim."""
-    script = REPO / "bench" / name
+    # The copy in the source under test (it uses that tree's package and hooks); a script not
+    # committed yet runs from the working tree, against the working tree.
+    root = common.SRC if (common.SRC / "bench" / name).exists() else REPO
+    script = root / "bench" / name
     if not script.exists():
         res.skipped.append(f"{name}: not present")
         return
-    log(f"{name} {' '.join(args)}")
+    log(f"{name} {' '.join(args)}" + ("" if root == common.SRC else " (working tree copy)"))
     t = time.perf_counter()
     # The script sandboxes its own trees; like ours, its processes cache bytecode.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["MEMORY_TOOL_NO_BACKGROUND"] = "1"
+    env["PYTHONPATH"] = str(root)
     try:
         proc = subprocess.run(
             [PYTHON, str(script), *args],
-            cwd=REPO,
+            cwd=root,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -82,6 +88,7 @@ def run_script(name: str, args: list[str], res: Results, timeout: int = 1800) ->
     except subprocess.TimeoutExpired:
         text = f"[timed out after {timeout} s]"
     res.data.setdefault("scripts", {})[name] = {
+        "source": "snapshot of HEAD" if root != REPO else "working tree",
         "args": args,
         "seconds": time.perf_counter() - t,
         "output": text,
@@ -107,6 +114,7 @@ def write_markdown(res: Results, path: Path, meta: dict[str, str], plots: list[P
         f"on {meta['date']} at commit `{meta['commit']}`{meta['dirty']}; "
         f"the whole run took {meta['duration']}.",
         "",
+        f"- Source measured: {meta['source']}.",
         f"- Machine: {meta['machine']}.",
         f"- Load average at start / end: {meta['load_start']} / {meta['load_end']} "
         "(other work shared the machine: the comparison points are measured in the same run, "
@@ -143,7 +151,8 @@ def write_markdown(res: Results, path: Path, meta: dict[str, str], plots: list[P
         lines += [
             f"## bench/{name} {' '.join(info['args'])}",
             "",
-            f"Written by another engineer; output verbatim ({info['seconds']:.0f} s).",
+            f"Written by another engineer; run from the {info['source']}; output verbatim "
+            f"({info['seconds']:.0f} s).",
             "",
             "```",
             info["output"].rstrip(),
@@ -177,6 +186,11 @@ def main() -> int:
     ap.add_argument("--conversations", type=int)
     ap.add_argument("--skip", default="")
     ap.add_argument("--out", type=Path, help="results file (default bench/results.md)")
+    ap.add_argument(
+        "--worktree",
+        action="store_true",
+        help="measure the working tree as it is (default: a snapshot of the committed HEAD)",
+    )
     args = ap.parse_args()
     preset = QUICK if args.quick else FULL
     sizes = [int(s) for s in (args.sizes or str(preset["sizes"])).split(",") if s]
@@ -190,21 +204,40 @@ def main() -> int:
 
     started = time.time()
     load_start = _loadavg()
+    OUT.mkdir(parents=True, exist_ok=True)
+    if not args.worktree:
+        src = common.snapshot_head(OUT)
+        log(f"measuring the committed HEAD, exported to {src}")
     compile_bytecode()
     res = Results()
-    OUT.mkdir(parents=True, exist_ok=True)
-    if "scale" not in skip:
+
+    def stage(name: str, fn: Any) -> None:
+        if name in skip:
+            return
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - one broken benchmark must not cost the rest
+            log(f"{name} FAILED: {exc}")
+            res.skipped.append(f"{name}: FAILED ({type(exc).__name__}: {str(exc)[:800]})")
+
+    def scale() -> None:
         import scale_bench
 
         scale_bench.run(sizes, runs, res, OUT)
-    if "history" not in skip:
+
+    def history() -> None:
         import transcript_bench
 
         transcript_bench.run(history_mb, runs, res, OUT)
-    if "locomo" not in skip:
+
+    def locomo() -> None:
         import locomo_bench
 
         locomo_bench.run(res, OUT, conversations=int(conversations) if conversations else None)
+
+    stage("scale", scale)
+    stage("history", history)
+    stage("locomo", locomo)
     if "classify" not in skip:
         run_script("classify_bench.py", [], res)
     if "hygiene" not in skip:
@@ -221,9 +254,17 @@ def main() -> int:
         "quick": "yes" if args.quick else "no",
         "date": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "commit": _git("rev-parse", "--short", "HEAD"),
-        "dirty": " (with uncommitted changes in the tree)"
-        if _git("status", "--porcelain", "memory_tool", "hooks")
-        else "",
+        "dirty": (
+            " (the working tree as it was, with uncommitted changes)"
+            if args.worktree and _git("status", "--porcelain", "memory_tool", "hooks")
+            else ""
+        ),
+        "source": (
+            "the working tree (`--worktree`)"
+            if args.worktree
+            else "a `git archive` snapshot of the committed HEAD (edits in progress in the "
+            "shared checkout cannot change the figures midway)"
+        ),
         "duration": f"{took / 60:.1f} minutes",
         "machine": machine(),
         "load_start": load_start,

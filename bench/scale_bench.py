@@ -28,12 +28,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    HOOKS,
     MEMORY_TOOL,
     PYTHON,
     REPO,
     Results,
     bench_env,
+    hooks_dir,
     log,
     median,
     p95,
@@ -52,7 +52,7 @@ PROMPT_TARGET = 2.0
 
 def _hook(event: str) -> list[str]:
     script = {"SessionStart": "session_start.py", "UserPromptSubmit": "user_prompt_submit.py"}
-    return [PYTHON, "-S", str(HOOKS / script[event])]
+    return [PYTHON, "-S", str(hooks_dir() / script[event])]
 
 
 def _payload(event: str, cwd: str, **kw: str) -> bytes:
@@ -89,8 +89,9 @@ def measure_size(n: int, runs: int, res: Results, workdir: Path) -> dict[str, An
     cwd = str(info["home_project_dir"])
     env = bench_env(home)
     log(f"  {n:,} files generated in {gen_s:.1f}s; building the index")
-    run_process([*MEMORY_TOOL, "init"], env=env)
+    run_process([*MEMORY_TOOL, "init"], env=env).check("memory-tool init")
     build = run_process([*MEMORY_TOOL, "index", "--cwd", cwd, "--json"], env=env)
+    build.check("memory-tool index")
     built = json.loads(build.stdout or b"{}")
     db = home / ".claude" / "memory-tool" / "index.db"
     out: dict[str, Any] = {
@@ -110,9 +111,9 @@ def measure_size(n: int, runs: int, res: Results, workdir: Path) -> dict[str, An
     probe = run_process(
         [PYTHON, str(REPO / "bench" / "probe_index.py"), cwd, "5", str(victim)], env=env
     )
-    out["probe"] = json.loads(probe.stdout or b"{}")
+    out["probe"] = json.loads(probe.check("probe_index").stdout)
     wake = run_process([*MEMORY_TOOL, "wake", "--json", "--cwd", cwd], env=env)
-    brief = json.loads(wake.stdout or b"{}")
+    brief = json.loads(wake.check("memory-tool wake").stdout)
     out["wake"] = {
         "tokens": brief.get("verified_tokens"),
         "frame": brief.get("frame_tokens"),
@@ -128,7 +129,7 @@ def measure_size(n: int, runs: int, res: Results, workdir: Path) -> dict[str, An
         },
     }
     toks = run_process([PYTHON, str(REPO / "bench" / "probe_tokens.py"), cwd], env=env)
-    out["prompt_tokens"] = json.loads(toks.stdout or b"{}")
+    out["prompt_tokens"] = json.loads(toks.check("probe_tokens").stdout)
     log(f"  index built in {build.seconds:.1f}s; timing hooks ({runs} rounds)")
 
     variants: dict[str, tuple[list[str], Any]] = {

@@ -26,12 +26,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    HOOKS,
     MEMORY_TOOL,
     PYTHON,
     REPO,
     Results,
     bench_env,
+    hooks_dir,
     log,
     median,
     p95,
@@ -77,12 +77,13 @@ def run(megabytes: float, runs: int, res: Results, workdir: Path | None = None) 
         hist = generate(home, megabytes)
         gen_s = time.perf_counter() - t
         env = bench_env(home)
-        run_process([*MEMORY_TOOL, "init"], env=env)
+        run_process([*MEMORY_TOOL, "init"], env=env).check("memory-tool init")
         log(
             f"history: {hist['bytes'] / 1e6:,.0f} MB, {hist['sessions']} sessions written in "
             f"{gen_s:.0f}s; indexing"
         )
         build = run_process([*MEMORY_TOOL, "index", "--cwd", cwd, "--json"], env=env)
+        build.check("memory-tool index")
         db = home / ".claude" / "memory-tool" / "index.db"
         out: dict[str, Any] = {
             "history_bytes": hist["bytes"],
@@ -98,7 +99,7 @@ def run(megabytes: float, runs: int, res: Results, workdir: Path | None = None) 
         probe = run_process(
             [PYTHON, str(REPO / "bench" / "probe_search.py"), str(qfile), "3"], env=env
         )
-        out["probe"] = json.loads(probe.stdout or b"{}")
+        out["probe"] = json.loads(probe.check("probe_search").stdout)
         cli, hook, bare = [], [], []
         payload = json.dumps(
             {
@@ -112,7 +113,7 @@ def run(megabytes: float, runs: int, res: Results, workdir: Path | None = None) 
             r_bare = run_process([PYTHON, "-c", "pass"], env=env)
             r_cli = run_process([*MEMORY_TOOL, "search", QUERIES[i % len(QUERIES)]], env=env)
             r_hook = run_process(
-                [PYTHON, "-S", str(HOOKS / "user_prompt_submit.py")],
+                [PYTHON, "-S", str(hooks_dir() / "user_prompt_submit.py")],
                 payload.replace(b'"bench"', f'"b{i}"'.encode()),
                 env=env,
                 cwd=cwd,
@@ -129,7 +130,7 @@ def run(megabytes: float, runs: int, res: Results, workdir: Path | None = None) 
         out["runs"] = runs
         path, size = one_session(home)
         app = run_process([PYTHON, "-c", APPEND_PROBE], env=env)
-        out["append"] = json.loads(app.stdout or b"{}") | {"session_bytes": size}
+        out["append"] = json.loads(app.check("append probe").stdout) | {"session_bytes": size}
         res.data["history"] = out
         report(out, res)
     finally:
