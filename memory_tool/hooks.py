@@ -156,9 +156,9 @@ def _brief_key(idx: Any, cwd: str) -> str:
 
 
 def _hygiene_units(idx: Any, cwd: str) -> list[Any]:
-    """One line when memory needs attention (doctor module); nothing otherwise."""
+    """One line when memory needs attention (hygiene package); nothing otherwise."""
     try:
-        from .doctor import wake_units
+        from .hygiene.wake_line import wake_units
     except ImportError:
         return []
     units: list[Any] = wake_units(idx, cwd)

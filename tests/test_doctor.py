@@ -12,7 +12,17 @@ from pathlib import Path
 import pytest
 from helpers import write_memory
 
-from memory_tool import doctor, paths
+from memory_tool import paths
+from memory_tool.hygiene.doctor import diagnose
+from memory_tool.hygiene.fix import fix, insert_created
+from memory_tool.hygiene.report import LABELS, NOTE, Finding, Report
+from memory_tool.hygiene.wake_line import (
+    WAKE_PREFIX,
+    WAKE_SUFFIX,
+    line_tokens,
+    wake_units,
+    wake_warning,
+)
 from memory_tool.index import open_index
 
 TODAY = dt.date(2026, 11, 29)  # conftest pins MEMORY_TOOL_TODAY
@@ -42,13 +52,13 @@ def mem(
     return path
 
 
-def report_for(cwd: Path, **kw: bool) -> doctor.Report:
+def report_for(cwd: Path, **kw: bool) -> Report:
     with open_index() as idx:
         idx.refresh(cwd)
-        return doctor.diagnose(idx, cwd, **kw)
+        return diagnose(idx, cwd, **kw)
 
 
-def checks(report: doctor.Report, check: str) -> list[doctor.Finding]:
+def checks(report: Report, check: str) -> list[Finding]:
     return [f for f in report.findings if f.check == check]
 
 
@@ -125,7 +135,7 @@ def test_inferred_created_dates_are_reported_as_inferred(project: Path, mdir: Pa
     assert "modified" in inferred["project_mod.md"].data["inferred_from"]
     assert inferred["project_mtime.md"].data["created"] == days_ago(150)
     assert "modification time" in inferred["project_mtime.md"].data["inferred_from"]
-    assert all(f.level == doctor.NOTE for f in inferred.values())
+    assert all(f.level == NOTE for f in inferred.values())
     [stale] = checks(report, "stale")
     assert Path(stale.path).name == "project_mtime.md"
     assert "inferred" in stale.message and stale.data["created_inferred"] is True
@@ -155,7 +165,7 @@ def test_a_plain_palace_note_without_frontmatter_is_only_a_note(project: Path) -
     (room / "flaky.md").write_text("The e2e suite is flaky on Mondays.\n")
     report = report_for(project)
     [finding] = checks(report, "frontmatter")
-    assert finding.level == doctor.NOTE
+    assert finding.level == NOTE
 
 
 # --- drift: paths -----------------------------------------------------------------------------
@@ -197,7 +207,7 @@ def test_relative_paths_of_a_project_with_unknown_root_are_skipped_and_said(
     report = report_for(project)
     assert not checks(report, "broken_path")
     [note] = checks(report, "root_unknown")
-    assert note.level == doctor.NOTE and paths.project_key(elsewhere) in note.message
+    assert note.level == NOTE and paths.project_key(elsewhere) in note.message
     # Once a session (or doctor) has run inside it, the root is known and the path is checked.
     report = report_for(elsewhere)
     assert [f.data["named"] for f in checks(report, "broken_path")] == ["src/gone.py"]
@@ -225,7 +235,7 @@ def test_links_to_unwritten_memories_are_to_write_notes(project: Path, mdir: Pat
     mem(mdir, "feedback_tests.md", "Run pytest -q.", type_="feedback")
     report = report_for(project)
     [note] = checks(report, "to_write")
-    assert note.data["link"] == "deploy-runbook" and note.level == doctor.NOTE
+    assert note.data["link"] == "deploy-runbook" and note.level == NOTE
     assert "to write" in note.message
     assert report.ok
 
@@ -370,7 +380,7 @@ def test_always_load_max_is_configurable(project: Path, mdir: Path, state: Path)
 def warning(project: Path) -> str | None:
     with open_index() as idx:
         idx.refresh_for_wake(project)
-        return doctor.wake_warning(idx, project)
+        return wake_warning(idx, project)
 
 
 def test_wake_warning_only_when_something_is_wrong(project: Path, mdir: Path) -> None:
@@ -390,8 +400,8 @@ def test_wake_warning_covers_only_what_the_session_loads(
     mem(paths.project_memory_dir(other), "project_old.md", "Old plan.", created=days_ago(300))
     with open_index() as idx:
         idx.refresh()
-        assert doctor.wake_warning(idx, project) is None
-        assert doctor.wake_warning(idx, other) == "1 stale: memory-tool doctor"
+        assert wake_warning(idx, project) is None
+        assert wake_warning(idx, other) == "1 stale: memory-tool doctor"
 
 
 def test_wake_warning_is_cached_until_the_index_or_the_day_changes(
@@ -431,7 +441,7 @@ def test_wake_units_is_one_line_that_fits_the_brief(project: Path, mdir: Path) -
         fh.write("- [Gone](project_gone.md) — x\n")
     with open_index() as idx:
         idx.refresh_for_wake(project)
-        [unit] = doctor.wake_units(idx, project)
+        [unit] = wake_units(idx, project)
     assert unit.text.count("\n") == 1 and unit.text.endswith("\n")
     assert unit.text.startswith("Memory hygiene: 20 stale, 20 broken paths")
     assert unit.text.rstrip().endswith(": memory-tool doctor")
@@ -450,19 +460,17 @@ def hashes(root: Path) -> dict[str, str]:
 
 def test_insert_created_changes_nothing_else() -> None:
     lf = b"---\nname: a\nmetadata:\n  type: project\n---\n\nBody.\n"
-    assert doctor.insert_created(lf, "2026-01-02") == (
+    assert insert_created(lf, "2026-01-02") == (
         b"---\nname: a\nmetadata:\n  type: project\ncreated: 2026-01-02\n---\n\nBody.\n"
     )
     crlf = b"\xef\xbb\xbf---\r\nname: a\r\n---\r\nBody.\r\n"
-    assert doctor.insert_created(crlf, "2026-01-02") == (
+    assert insert_created(crlf, "2026-01-02") == (
         b"\xef\xbb\xbf---\r\nname: a\r\ncreated: 2026-01-02\r\n---\r\nBody.\r\n"
     )
     bare = b"Just text.\n"
-    assert (
-        doctor.insert_created(bare, "2026-01-02") == b"---\ncreated: 2026-01-02\n---\nJust text.\n"
-    )
-    assert doctor.insert_created(b"---\nname: a\nBody without end\n", "2026-01-02") is None
-    assert doctor.insert_created(b"---\ncreated: someday\n---\nx\n", "2026-01-02") is None
+    assert insert_created(bare, "2026-01-02") == b"---\ncreated: 2026-01-02\n---\nJust text.\n"
+    assert insert_created(b"---\nname: a\nBody without end\n", "2026-01-02") is None
+    assert insert_created(b"---\ncreated: someday\n---\nx\n", "2026-01-02") is None
 
 
 def test_fix_touches_only_what_it_says_and_keeps_a_backup(
@@ -485,8 +493,8 @@ def test_fix_touches_only_what_it_says_and_keeps_a_backup(
 
     with open_index() as idx:
         idx.refresh(project)
-        report = doctor.diagnose(idx, project)
-        result = doctor.fix(idx, report)
+        report = diagnose(idx, project)
+        result = fix(idx, report)
 
     after = hashes(tmp_path / "home")
     changed = {p for p in before if before[p] != after.get(p)}
@@ -514,7 +522,7 @@ def test_fix_touches_only_what_it_says_and_keeps_a_backup(
 
     with open_index() as idx:
         idx.refresh(project)
-        again = doctor.diagnose(idx, project)
+        again = diagnose(idx, project)
     assert not [f for f in again.findings if f.data.get("fixable")]
     assert again.summary() == "1 stale, 1 broken path, 1 bad frontmatter"
 
@@ -523,7 +531,7 @@ def test_fix_with_nothing_to_do_makes_no_backup(project: Path, mdir: Path) -> No
     mem(mdir, "project_a.md", "Fact A.")
     with open_index() as idx:
         idx.refresh(project)
-        result = doctor.fix(idx, doctor.diagnose(idx, project))
+        result = fix(idx, diagnose(idx, project))
     assert result.backup is None and not result.actions
     assert not (paths.state_root() / "backups").exists()
 
@@ -532,9 +540,9 @@ def test_fix_skips_a_file_changed_since_the_check(project: Path, mdir: Path) -> 
     undated = mem(mdir, "project_undated.md", "No date here.", created=None)
     with open_index() as idx:
         idx.refresh(project)
-        report = doctor.diagnose(idx, project)
+        report = diagnose(idx, project)
         undated.write_text(undated.read_text() + "More.\n")
-        result = doctor.fix(idx, report)
+        result = fix(idx, report)
     assert not result.actions
     assert "changed since" in result.skipped[0]["reason"]
     assert "created:" not in undated.read_text()
@@ -547,7 +555,7 @@ def test_line_tokens_is_exact_without_counting_each_number(project: Path) -> Non
 
     assert all(tokens.count(f"{n:03d}") == 1 for n in range(1000))  # what line_tokens relies on
     rng = random.Random(5)
-    labels = [one if rng.random() < 0.5 else many for one, many in doctor.LABELS.values()]
+    labels = [one if rng.random() < 0.5 else many for one, many in LABELS.values()]
     labels.append("always-loaded (max 15)")
     with open_index() as idx:
         for _ in range(200):
@@ -555,8 +563,8 @@ def test_line_tokens_is_exact_without_counting_each_number(project: Path) -> Non
                 f"{rng.choice([1, 7, 42, 999, 1000, 4175, 10050, 1000500])} {label}"
                 for label in rng.sample(labels, rng.randint(1, len(labels)))
             ]
-            text = f"{doctor.WAKE_PREFIX}{', '.join(parts)}{doctor.WAKE_SUFFIX}\n"
-            assert doctor.line_tokens(idx, text) == tokens.count(text), text
+            text = f"{WAKE_PREFIX}{', '.join(parts)}{WAKE_SUFFIX}\n"
+            assert line_tokens(idx, text) == tokens.count(text), text
 
 
 def test_l1_alone_over_the_cap_is_said_once(project: Path, mdir: Path, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def init() -> None:
 @domain_errors
 def wake(cwd: str, as_json: bool) -> None:
     """Print exactly what SessionStart injects here, with each layer's tokens."""
-    from ..doctor import wake_units
+    from ..hygiene.wake_line import wake_units
 
     with _index() as idx:
         idx.refresh_for_wake(cwd)

@@ -11,10 +11,15 @@ from typing import Any
 
 import click
 
-from .. import doctor, paths, tokens
+from .. import paths, tokens
 from ..config import budget as layer_budget
 from ..config import load_config, today
 from ..entry import Entry
+from ..hygiene.age import stale_items
+from ..hygiene.doctor import diagnose
+from ..hygiene.fix import FixResult, fix
+from ..hygiene.report import NOTE, PROBLEM, Finding, Report
+from ..hygiene.wake_line import wake_units
 from ..index import Index, open_index
 from ..rooms import room_classifier
 from ..wake import build_brief
@@ -54,17 +59,17 @@ def _short(path: str) -> str:
     return "~" + path[len(home) :] if path.startswith(home + "/") else path
 
 
-def _print_report(report: doctor.Report) -> None:
+def _print_report(report: Report) -> None:
     """Grouped by check, problems first. The always-load triage is printed for this project
     (or for all when L1 alone is over); other projects' triage lists are in --json."""
     root = report.roots.get(report.project) if report.project else None
     where = f", project {report.project}" if report.project else ""
     where += f" (root {_short(root)})" if root else ""
     click.echo(f"memory-tool doctor: {report.checked} memories checked{where}")
-    groups: dict[str, list[doctor.Finding]] = {}
+    groups: dict[str, list[Finding]] = {}
     for f in report.findings:
         groups.setdefault(f.check, []).append(f)
-    for level, heading in ((doctor.PROBLEM, None), (doctor.NOTE, "notes")):
+    for level, heading in ((PROBLEM, None), (NOTE, "notes")):
         shown = [(c, fs) for c, fs in groups.items() if fs[0].level == level]
         if not shown:
             continue
@@ -76,7 +81,7 @@ def _print_report(report: doctor.Report) -> None:
                 _print_finding(f, report.project)
 
 
-def _print_finding(f: doctor.Finding, project: str) -> None:
+def _print_finding(f: Finding, project: str) -> None:
     head = f"{f.entry_id:<9} " if f.entry_id else ""
     click.echo(f"  {head}{f.message}")
     if f.path and f.check not in ("index_missing_file", "index_truncated"):
@@ -96,7 +101,7 @@ def _print_finding(f: doctor.Finding, project: str) -> None:
             )
 
 
-def _footer(report: doctor.Report) -> str:
+def _footer(report: Report) -> str:
     if report.ok:
         notes = f" ({len(report.notes)} notes)" if report.notes else ""
         return f"\nclean: no problems{notes}"
@@ -125,13 +130,13 @@ def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> No
     reversible things after copying each touched file to <state>/backups/<time>/."""
     with _index() as idx:
         idx.refresh(cwd)
-        report = doctor.diagnose(idx, cwd, duplicates=not no_duplicates)
-        fixed: doctor.FixResult | None = None
+        report = diagnose(idx, cwd, duplicates=not no_duplicates)
+        fixed: FixResult | None = None
         if do_fix:
-            fixed = doctor.fix(idx, report)
+            fixed = fix(idx, report)
             if fixed.actions:
                 idx.refresh(cwd)
-                report = doctor.diagnose(idx, cwd, duplicates=not no_duplicates)
+                report = diagnose(idx, cwd, duplicates=not no_duplicates)
     if as_json:
         data = report.to_json()
         if fixed is not None:
@@ -145,7 +150,7 @@ def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> No
     sys.exit(0 if report.ok else 1)
 
 
-def _print_fix(fixed: doctor.FixResult) -> None:
+def _print_fix(fixed: FixResult) -> None:
     if not fixed.actions and not fixed.skipped:
         click.echo("fix: nothing safe to repair\n")
         return
@@ -169,7 +174,7 @@ def stale_cmd(as_json: bool) -> None:
     A stale memory still loads, at a tenth of its weight: review it, update it or delete it."""
     with _index() as idx:
         idx.refresh()
-        items = doctor.stale_items(idx.query("source != 'session'"), today(), load_config())
+        items = stale_items(idx.query("source != 'session'"), today(), load_config())
     if as_json:
         rows = [
             {
@@ -299,7 +304,7 @@ def budget_cmd(
     tier is a session's working state. Exact cl100k counts of the text actually emitted."""
     with _index() as idx:
         idx.refresh(cwd)  # all of it: L3 reads rooms that the wake-up refresh skips
-        brief = build_brief(idx, cwd, extra=doctor.wake_units(idx, cwd))  # as the hook does
+        brief = build_brief(idx, cwd, extra=wake_units(idx, cwd))  # as the hook does
         l1, l2 = brief.layers["L1"], brief.layers["L2"]
         rows = []
         deferred: dict[str, list[dict[str, str]]] = {}

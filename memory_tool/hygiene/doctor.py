@@ -1,0 +1,49 @@
+"""``memory-tool doctor``: every check over every memory, as one report."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from .. import paths, tree
+from ..config import load_config, today
+from ..index import Index
+from .always_load import always_load_findings
+from .drift import link_findings
+from .duplicates import duplicate_findings
+from .memory_index import IndexFolder
+from .report import Report, sorted_findings
+from .roots import discover_roots, remember_root
+from .wake_line import base_findings
+
+
+def diagnose(
+    idx: Index,
+    cwd: str | Path | None = None,
+    *,
+    duplicates: bool = True,
+    cfg: dict[str, Any] | None = None,
+    day: dt.date | None = None,
+) -> Report:
+    """Every check over every memory (the caller refreshes the index first)."""
+    cfg = cfg or load_config()
+    day = day or today()
+    project = paths.project_key(cwd) if cwd is not None else ""
+    if cwd is not None:
+        remember_root(idx, cwd)
+    entries = idx.query("source != 'session'")
+    claude = tree.claude_folders()
+    keys = {e.project for e in entries if e.project} | {f.project for f in claude}
+    if project:
+        keys.add(project)
+    roots = discover_roots(idx, sorted(keys))
+    folders = [IndexFolder(f.path, True) for f in claude]
+    folders += [IndexFolder(f.path, False) for f in tree.palace_folders()]
+    findings = base_findings(entries, roots, folders, day, cfg)
+    findings += link_findings(entries, entries)
+    if duplicates:
+        findings += duplicate_findings(entries)
+    projects = sorted({f.project for f in claude} | ({project} if project else set()))
+    findings += always_load_findings(idx, projects, day, cfg)
+    return Report(sorted_findings(findings), len(entries), project, roots)

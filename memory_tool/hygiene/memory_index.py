@@ -1,0 +1,94 @@
+"""MEMORY.md checks: lines pointing at missing files, memory files it does not list (Claude Code
+cannot see them), and an index longer than Claude Code loads."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from .. import tree
+from ..entry import Entry
+from .report import PROBLEM, Finding
+
+# Claude Code loads the first 200 lines / 25 KB of MEMORY.md at session start; the rest is unseen.
+MEMORY_INDEX_LOADED_LINES = 200
+MEMORY_INDEX_LOADED_BYTES = 25 * 1024
+
+_MD_LINK_RE = re.compile(r"\]\(\s*(<[^>\n]+>|[^)\s]+)")
+
+
+@dataclass
+class IndexFolder:
+    path: Path
+    required: bool  # Claude Code memory folders must have a MEMORY.md; palace folders may
+
+
+def _memory_files(folder: Path) -> list[str]:
+    """The memory files directly in ``folder`` (as ``tree.scan`` counts them), as strings."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(e.path for e in it if tree.is_memory_file(e.name) and e.is_file())
+    except OSError:
+        return []
+
+
+def memory_index_findings(
+    folders: Sequence[IndexFolder], by_path: dict[str, Entry] | None = None
+) -> list[Finding]:
+    out: list[Finding] = []
+    by_path = by_path or {}
+    for folder in folders:
+        index_path = folder.path / tree.MEMORY_INDEX_NAME
+        try:
+            raw = index_path.read_bytes()
+        except OSError:
+            raw = None
+        if raw is None and not folder.required:
+            continue
+        files = _memory_files(folder.path)
+        if raw is None and not files:
+            continue
+        present = set(files)
+        text = (raw or b"").decode("utf-8", errors="replace")
+        listed: set[str] = set()
+        lines = text.splitlines()
+        for n, line in enumerate(lines, 1):
+            for m in _MD_LINK_RE.finditer(line):
+                target = m.group(1).strip("<>").split("#", 1)[0].strip()
+                if not target or "://" in target or target.startswith("mailto:"):
+                    continue
+                resolved = os.path.normpath(os.path.join(folder.path, unquote(target)))
+                if resolved in present or os.path.exists(resolved):
+                    listed.add(resolved)
+                    continue
+                out.append(
+                    Finding(
+                        "index_missing_file",
+                        PROBLEM,
+                        f"MEMORY.md line {n} points to {target}, which does not exist",
+                        path=str(index_path),
+                        data={"line": n, "target": target},
+                    )
+                )
+        for p in files:
+            if p in listed:
+                continue
+            e = by_path.get(p)
+            name = os.path.basename(p)
+            msg = f"{name} is not listed in MEMORY.md"
+            if raw is None:
+                msg = f"{name} is not listed: there is no MEMORY.md"
+            data = {"index": str(index_path), "fixable": True}
+            out.append(Finding("index_unlisted", PROBLEM, msg, e.id if e else "", p, data))
+        if len(lines) > MEMORY_INDEX_LOADED_LINES or len(raw or b"") > MEMORY_INDEX_LOADED_BYTES:
+            msg = (
+                f"{index_path} has {len(lines)} lines / {len(raw or b'')} bytes: Claude Code "
+                f"loads only the first {MEMORY_INDEX_LOADED_LINES} lines / "
+                f"{MEMORY_INDEX_LOADED_BYTES // 1024} KB"
+            )
+            out.append(Finding("index_truncated", PROBLEM, msg, path=str(index_path)))
+    return out

@@ -1,0 +1,115 @@
+"""The hygiene report: findings, their levels, and the summary line that names the problems."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..entry import Entry
+
+PROBLEM = "problem"  # counts toward the exit code and the SessionStart line
+NOTE = "note"  # worth knowing, nothing to repair by force
+
+# Problem kinds in the order the summary line names them, with singular and plural labels.
+LABELS: dict[str, tuple[str, str]] = {
+    "expired": ("expired", "expired"),
+    "stale": ("stale", "stale"),
+    "broken_path": ("broken path", "broken paths"),
+    "frontmatter": ("bad frontmatter", "bad frontmatter"),
+    "file": ("unreadable file", "unreadable files"),
+    "index_missing_file": ("dead MEMORY.md line", "dead MEMORY.md lines"),
+    "index_unlisted": ("not in MEMORY.md", "not in MEMORY.md"),
+    "index_truncated": ("MEMORY.md over 200 lines", "MEMORY.md files over 200 lines"),
+    "contradiction": ("contradiction", "contradictions"),
+    "duplicate": ("duplicate", "duplicates"),
+    "always_load": ("always-load overflow", "always-load overflows"),
+}
+CHECK_ORDER = [
+    *LABELS,
+    "inferred_date",
+    "root_unknown",
+    "to_write",
+]
+
+
+@dataclass
+class Finding:
+    check: str
+    level: str
+    message: str
+    entry_id: str = ""
+    path: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"check": self.check, "level": self.level, "message": self.message}
+        if self.entry_id:
+            out["id"] = self.entry_id
+        if self.path:
+            out["path"] = self.path
+        out.update(self.data)
+        return out
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    checked: int
+    project: str = ""
+    roots: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == PROBLEM]
+
+    @property
+    def notes(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == NOTE]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(f.check for f in self.problems))
+
+    def summary(self) -> str:
+        """``2 stale, 1 broken path`` (empty when there is no problem)."""
+        counts = self.counts()
+        parts = []
+        for check, (one, many) in LABELS.items():
+            n = counts.get(check, 0)
+            if not n:
+                continue
+            if check == "always_load" and n == 1:
+                f = next(f for f in self.problems if f.check == "always_load")
+                parts.append(f"{f.data['count']} always-loaded (max {f.data['max']})")
+                continue
+            parts.append(f"{n} {one if n == 1 else many}")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "project": self.project,
+            "problems": len(self.problems),
+            "notes": len(self.notes),
+            "summary": self.summary(),
+            "counts": self.counts(),
+            "roots": self.roots,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def sorted_findings(findings: list[Finding]) -> list[Finding]:
+    """In the order the report prints them: by check, then by path."""
+    order = {c: i for i, c in enumerate(CHECK_ORDER)}
+    return sorted(findings, key=lambda f: (order.get(f.check, 99), f.path, f.message))
+
+
+def label(e: Entry) -> str:
+    """How a finding names a memory: its name, else its description, else its id."""
+    text = e.name or e.description or e.id
+    return " ".join(text.split())[:60]

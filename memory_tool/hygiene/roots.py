@@ -1,0 +1,99 @@
+"""Project roots: which folder a project key stands for (keys are lossy), so that relative paths
+named in a memory can be checked. Stored in the index's meta when a command runs inside the
+project; otherwise read from Claude Code's transcripts (they record the cwd) or, where
+unambiguous, from the key itself."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import paths
+from ..index import Index
+
+# Roots of projects found in Claude Code transcripts: read at most this many lines per file and
+# this many files per project (the cwd is on the first lines).
+TRANSCRIPT_HEAD_LINES = 20
+TRANSCRIPT_FILES_PER_PROJECT = 3
+
+ROOT_META_PREFIX = "project_root:"
+
+
+def remember_root(idx: Index, cwd: str | Path) -> None:
+    """Record which folder a project key stands for (keys are lossy), for relative-path checks."""
+    key, root = paths.project_key(cwd), str(paths.project_root(cwd))
+    if idx.meta(ROOT_META_PREFIX + key) != root:
+        with contextlib.suppress(sqlite3.OperationalError):  # locked or read-only: next time
+            idx.set_meta(ROOT_META_PREFIX + key, root)
+
+
+def known_roots(idx: Index) -> dict[str, str]:
+    rows = idx.conn.execute(
+        "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?",
+        (len(ROOT_META_PREFIX), ROOT_META_PREFIX),
+    )
+    return {str(k)[len(ROOT_META_PREFIX) :]: str(v) for k, v in rows}
+
+
+def _root_from_transcripts(key: str) -> str | None:
+    """Claude Code's transcripts record the session's cwd; sessions started in a subfolder are
+    filed under a longer key that starts with this one."""
+    base = paths.projects_dir()
+    try:
+        dirs = [d for d in base.iterdir() if d.name == key or d.name.startswith(key + "-")]
+    except OSError:
+        return None
+    for d in sorted(dirs, key=lambda d: len(d.name)):
+        try:
+            files = sorted(d.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            continue
+        for f in files[:TRANSCRIPT_FILES_PER_PROJECT]:
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    for n, line in enumerate(fh):
+                        if n >= TRANSCRIPT_HEAD_LINES:
+                            break
+                        cwd = _json_cwd(line)
+                        if cwd and os.path.isdir(cwd) and paths.project_key(cwd) == key:
+                            return str(paths.project_root(cwd))
+            except OSError:
+                continue
+    return None
+
+
+def _json_cwd(line: str) -> str | None:
+    if '"cwd"' not in line:
+        return None
+    try:
+        value = json.loads(line).get("cwd")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _root_from_key(key: str) -> str | None:
+    """Undo the sanitising where it is unambiguous: '-' back to '/' gives a folder whose key is
+    this key (true for paths of letters, digits and '/')."""
+    guess = key.replace("-", "/")
+    if guess.startswith("/") and os.path.isdir(guess) and paths.project_key(guess) == key:
+        return str(paths.project_root(guess))
+    return None
+
+
+def discover_roots(idx: Index, keys: Iterable[str]) -> dict[str, str | None]:
+    stored = known_roots(idx)
+    out: dict[str, str | None] = {}
+    for key in keys:
+        root: str | None = stored.get(key)
+        if root is None or not os.path.isdir(root):
+            root = _root_from_transcripts(key) or _root_from_key(key)
+            if root is not None:
+                with contextlib.suppress(sqlite3.OperationalError):
+                    idx.set_meta(ROOT_META_PREFIX + key, root)
+        out[key] = root
+    return out
