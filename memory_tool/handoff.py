@@ -68,7 +68,7 @@ def target(cwd: str | Path) -> Path:
 
 
 def marker_path(session_id: str) -> Path:
-    from .tiers import hot_dir, session_key
+    from .hot import hot_dir, session_key
 
     return hot_dir() / f"{session_key(session_id)}.handoff"
 
@@ -76,7 +76,7 @@ def marker_path(session_id: str) -> Path:
 def written_since(state: dict[str, Any], cwd: str | Path) -> bool:
     """A handoff was written during this session: thoughts/HANDOFF.md changed after the session
     started, or the hot file's Handoff section holds something."""
-    from .tiers import read_handoff_section
+    from .hot import read_handoff_section
 
     try:
         mtime = os.stat(target(cwd)).st_mtime

@@ -85,7 +85,7 @@ def _tier_units(idx: Any, payload: dict[str, Any], cwd: str, budget_tokens: int)
 
 def user_prompt_submit(payload: dict[str, Any]) -> dict[str, Any] | None:
     try:
-        from .tiers import on_prompt
+        from .digest import on_prompt
 
         on_prompt(payload)
     except ImportError:

@@ -35,10 +35,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import paths, tiers, tree
+from . import digest, paths, tiers, tree
 from .config import load_config, today
 from .entry import Entry
 from .fsutil import atomic_write_text, file_lock
+from .hot import (
+    hot_dir,
+    load_state,
+    read_handoff_section,
+    save_state,
+    session_key,
+    session_lock,
+    write_hot_file,
+)
 from .index import Index
 from .privacy import sanitize, strip_injected
 
@@ -91,7 +100,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _session_day(state: dict[str, Any], key: str) -> str:
-    stamp = tiers._epoch(state.get(key) or "")
+    stamp = digest.epoch(state.get(key) or "")
     if stamp is None:
         return today().isoformat()
     return dt.datetime.fromtimestamp(stamp).date().isoformat()
@@ -103,7 +112,7 @@ def cold_folder(project: str) -> tree.Folder:
 
 
 def summary_name(state: dict[str, Any]) -> str:
-    return f"session-{_session_day(state, 'first_ts')}-{tiers.session_key(state['session_id'])[:8]}"
+    return f"session-{_session_day(state, 'first_ts')}-{session_key(state['session_id'])[:8]}"
 
 
 def summary_path(state: dict[str, Any]) -> Path:
@@ -154,7 +163,7 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     items += [("Open items", t) for t in open_items]
     items += [("Gotchas", _cut(t, ITEM_MAX_CHARS)) for t in notes.get("gotcha", [])]
     roots = (state["cwd"], state.get("event_cwd") or "")
-    files = [tiers._short_path(f, *roots) for f in state["files"]]
+    files = [digest.short_path(f, *roots) for f in state["files"]]
     items += [("Files changed", f) for f in files[:MAX_SUMMARY_FILES]]
     if len(files) > MAX_SUMMARY_FILES:
         items.append(("Files changed", f"… and {len(files) - MAX_SUMMARY_FILES} more"))
@@ -371,7 +380,7 @@ def prune_hot(keep: str = "") -> list[Path]:
     """Delete hot files (and their state) of sessions idle for HOT_RETENTION_DAYS."""
     limit = time.time() - HOT_RETENTION_DAYS * 86400
     removed: list[Path] = []
-    folder = tiers.hot_dir()
+    folder = hot_dir()
     try:
         names = os.listdir(folder)
     except OSError:
@@ -379,7 +388,7 @@ def prune_hot(keep: str = "") -> list[Path]:
     for name in names:
         path = folder / name
         stem = name.lstrip(".").split(".")[0]
-        if keep and stem == tiers.session_key(keep):
+        if keep and stem == session_key(keep):
             continue
         try:
             if path.is_file() and path.stat().st_mtime < limit:
@@ -483,16 +492,16 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
     ``final``: the session ended (SessionEnd), so the optional model summary may run."""
     from .inbox import write_candidates
 
-    key = tiers.session_key(session_id)
-    with file_lock(tiers.hot_dir() / f".{key}.scribe.lock"):
-        with tiers.session_lock(session_id):
-            state = tiers.load_state(session_id)
+    key = session_key(session_id)
+    with file_lock(hot_dir() / f".{key}.scribe.lock"):
+        with session_lock(session_id):
+            state = load_state(session_id)
             if state is None:
                 return None
-            if tiers.update_from_transcript(state):
+            if digest.update_from_transcript(state):
                 state["generation"] += 1
-                tiers.write_hot_file(state)
-                tiers.save_state(state)
+                write_hot_file(state)
+                save_state(state)
         if not _has_content(state):
             return None
         cfg = load_config()
@@ -506,7 +515,7 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
         idx = _open_index()
         try:
             entry = write_cold(idx, state)
-            handoff = tiers.read_handoff_section(session_id)
+            handoff = read_handoff_section(session_id)
             hot = tiers.hot_lines(state, handoff)
             warm_tokens(idx, [tiers.HOT_HEADING])
             snapshot = [[text, idx.count_cached(text)] for text in hot]
@@ -521,14 +530,14 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             roll(idx, cfg, keep=entry.path)
         finally:
             idx.close()
-        with tiers.session_lock(session_id):
-            latest = tiers.load_state(session_id) or state
+        with session_lock(session_id):
+            latest = load_state(session_id) or state
             latest["scribed_generation"] = state["generation"]
             latest["cold_path"] = entry.path
             latest["hot_snapshot"] = snapshot
             if state.get("model_summary"):
                 latest["model_summary"] = state["model_summary"]
-            tiers.save_state(latest)
+            save_state(latest)
         prune_hot(keep=session_id)
         return entry
 
@@ -540,21 +549,21 @@ def state_from_transcript(path: Path, cwd: str | None = None) -> dict[str, Any]:
     first = read_from(path, 0).events
     sid = next((e.session_id for e in first if e.session_id), "") or path.stem
     event_cwd = next((e.cwd for e in first if e.cwd), "")
-    existing = tiers.load_state(sid)
+    existing = load_state(sid)
     if existing is not None:
         return existing
-    state = tiers.new_state(sid, cwd or event_cwd or os.getcwd(), str(path))
-    while tiers.update_from_transcript(state):
+    state = digest.new_state(sid, cwd or event_cwd or os.getcwd(), str(path))
+    while digest.update_from_transcript(state):
         pass
     state["generation"] = 1
-    with tiers.session_lock(sid):
-        tiers.write_hot_file(state)
-        tiers.save_state(state)
+    with session_lock(sid):
+        write_hot_file(state)
+        save_state(state)
     return state
 
 
 def find_transcript(session_id: str) -> Path | None:
-    key = tiers.session_key(session_id)
+    key = session_key(session_id)
     for folder in sorted(paths.projects_dir().glob("*")):
         candidate = folder / f"{key}.jsonl"
         if candidate.is_file():

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
-from . import hooks, tiers
+from . import digest, hooks
 
 
 def spawn_scribe(session_id: str, *, final: bool = False) -> None:
@@ -50,7 +50,7 @@ def on_stop(payload: dict[str, Any]) -> dict[str, Any] | None:
     if payload.get("agent_id"):  # a subagent's stop: the main session is not ending
         return None
     final = payload.get("last_assistant_message")
-    state = tiers.update_session(payload, final=final if isinstance(final, str) else None)
+    state = digest.update_session(payload, final=final if isinstance(final, str) else None)
     if state is None:
         return None
     from .config import load_config
@@ -62,7 +62,7 @@ def on_stop(payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def on_session_end(payload: dict[str, Any]) -> dict[str, Any] | None:
-    state = tiers.update_session(payload)
+    state = digest.update_session(payload)
     if state is not None:
         _scribe(state, final=True)
     return None

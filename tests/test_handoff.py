@@ -10,9 +10,10 @@ from click.testing import CliRunner
 from helpers import run_hook
 from test_tiers_support import LONG_SID, hook_json, install_transcript, payload
 
-from memory_tool import tiers
+from memory_tool import digest
 from memory_tool.cli import main
 from memory_tool.handoff import marker_path
+from memory_tool.hot import hot_path
 
 
 def _stop(project: Path, transcript: Path, name: str = "tiers_long", **extra: object) -> object:
@@ -91,8 +92,8 @@ def test_a_handoff_from_before_the_session_does_not_count(project: Path) -> None
 
 def test_the_hot_files_handoff_section_counts(project: Path) -> None:
     transcript = install_transcript("tiers_long", project)
-    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
-    hot = tiers.hot_path(LONG_SID)
+    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    hot = hot_path(LONG_SID)
     hot.write_text(hot.read_text() + "Goal: idempotency keys. Next: refunds.\n")
     assert _stop(project, transcript) is None
     # The hooks keep what was written there when they rewrite the hot file.

@@ -240,9 +240,9 @@ def test_session_start_line_off_when_hygiene_is_disabled(
 
 
 def test_budget_shows_the_hot_tier_of_the_latest_session(project: Path) -> None:
-    tiers = pytest.importorskip("memory_tool.tiers")
+    digest = pytest.importorskip("memory_tool.digest")
     payload = {"session_id": "abc-123", "cwd": str(project), "transcript_path": "/none.jsonl"}
-    tiers.update_session(payload, prompt="Fix the login redirect bug in the auth middleware")
+    digest.update_session(payload, prompt="Fix the login redirect bug in the auth middleware")
     data = json.loads(run("budget", "--json", "--cwd", str(project)).output)
     hot = {row["layer"]: row for row in data["layers"]}["hot"]
     assert 0 < hot["tokens"] <= hot["budget"] and "abc-123" in hot["note"]

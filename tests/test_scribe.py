@@ -22,14 +22,15 @@ from test_tiers_support import (
     state_files,
 )
 
-from memory_tool import scribe, tiers
+from memory_tool import digest, scribe
 from memory_tool.cli import main
+from memory_tool.hot import load_state
 from memory_tool.index import open_index
 
 
 def _summarise(project: Path, name: str = "tiers_long") -> Path:
     transcript = install_transcript(name, project)
-    tiers.update_session(payload("Stop", name, project, transcript))
+    digest.update_session(payload("Stop", name, project, transcript))
     entry = scribe.run(LONG_SID if name == "tiers_long" else SMALL_SID)
     assert entry is not None
     return Path(entry.path)
@@ -45,7 +46,7 @@ def test_cold_summary_holds_the_session_in_a_tenth_of_its_text(project: Path, st
     assert path.name == f"2026-11-29-{LONG_SID[:8]}.md"
     body = _body(path)
     summary = body.split("\n## Stats\n")[0]
-    session_chars = tiers.load_state(LONG_SID)["text_chars"]  # type: ignore[index]
+    session_chars = load_state(LONG_SID)["text_chars"]  # type: ignore[index]
     ratio = len(summary) / session_chars
     assert 0.05 < ratio <= 0.11, ratio  # about a tenth; never a copy
     # The task, the result (from the final answer), decisions, files, commands, open items.
@@ -77,7 +78,7 @@ def test_cold_summary_is_indexed_as_cold_memory_and_never_always_loaded(project:
 
 def test_a_session_is_one_summary_rewritten_as_it_goes(project: Path, state: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=20)
-    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(payload("Stop", "tiers_long", project, transcript))
     first = scribe.run(LONG_SID)
     assert first is not None
     assert "Result:" in Path(first.path).read_text()
@@ -278,7 +279,7 @@ def test_a_long_session_fills_toward_a_tenth_with_one_line_per_turn(
     assert result.exit_code == 0, result.output
     path = Path(result.output.split(" -> ")[1].split(" (")[0])
     body = _body(path).split("\n## Stats\n")[0]
-    state = tiers.load_state("77777777-0000-4000-8000-000000000000")
+    state = load_state("77777777-0000-4000-8000-000000000000")
     assert state is not None
     target = min(scribe.COLD_MAX_CHARS, state["text_chars"] * scribe.COLD_RATIO)
     assert 0.6 * target < len(body) <= target + 400  # filled toward the target, not past it
@@ -286,4 +287,4 @@ def test_a_long_session_fills_toward_a_tenth_with_one_line_per_turn(
     assert turns[0].startswith("- Step 0: tune the cache eviction for shard 0 → Shard 0: LRU")
     # Both ends of the session survive the cap on kept turns.
     assert any(t.startswith("- Step 59:") for t in turns)
-    assert len(turns) <= tiers.KEEP_FIRST_TURNS + tiers.KEEP_LAST_TURNS
+    assert len(turns) <= digest.KEEP_FIRST_TURNS + digest.KEEP_LAST_TURNS

@@ -20,17 +20,18 @@ from test_tiers_support import (
     state_files,
 )
 
-from memory_tool import scribe, tiers, tokens
+from memory_tool import digest, scribe, tiers, tokens
+from memory_tool.hot import HOT_ACTIONS, HOT_MAX_CHARS, hot_path, load_state
 from memory_tool.index import open_index
 
 
 def _hot(sid: str = LONG_SID) -> str:
-    return tiers.hot_path(sid).read_text(encoding="utf-8")
+    return hot_path(sid).read_text(encoding="utf-8")
 
 
 def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=22)
-    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(payload("Stop", "tiers_long", project, transcript))
     hot = _hot()
     assert "## Current task\nAdd idempotency keys to POST /charges" in hot
     assert "Store idempotency records in Redis with a 24 h TTL" in hot  # a [DECISION] line
@@ -43,22 +44,22 @@ def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) 
     assert "edited app/routes/charges.py" in hot
 
     append_rest("tiers_long", transcript)
-    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(payload("Stop", "tiers_long", project, transcript))
     hot = _hot()
     actions = hot.split("## Last actions\n")[1].split("\n\n")[0].splitlines()
-    assert len(actions) == tiers.HOT_ACTIONS  # the last 5, no more
+    assert len(actions) == HOT_ACTIONS  # the last 5, no more
     assert actions[-1] == "- ran `make test` (ok)"
     assert "git commit -m 'Idempotency keys for POST /charges'" in actions[-3]
     # A later successful run (env -u REDIS_URL pytest ...) settled the blocker.
     assert hot.split("## Open blockers\n")[1].startswith("- none")
     assert "Always run mypy before committing." in hot  # the user's correction
     assert "Started with: Add idempotency keys" in hot
-    assert len(hot.encode()) <= tiers.HOT_MAX_CHARS * 4 and len(hot) <= tiers.HOT_MAX_CHARS
+    assert len(hot.encode()) <= HOT_MAX_CHARS * 4 and len(hot) <= HOT_MAX_CHARS
 
 
 def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=10)
-    state = tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
     assert state is not None
     first_offset = state["offset"]
     assert first_offset == transcript.stat().st_size
@@ -72,29 +73,29 @@ def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) 
     transcript.write_bytes(bytes(raw))
     append_rest("tiers_long", transcript)
 
-    state = tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
     assert state is not None
     assert state["offset"] == transcript.stat().st_size > first_offset
     assert state["first_task"].startswith("Add idempotency keys")
     assert state["tool_calls"] == 25 and calls_before < 25
     # Nothing new: nothing changes, the generation stays.
     generation = state["generation"]
-    state = tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
     assert state is not None and state["generation"] == generation
 
 
 def test_on_prompt_sets_the_task_but_not_for_acknowledgements(project: Path) -> None:
     transcript = install_transcript("tiers_small", project)
     base = payload("UserPromptSubmit", "tiers_small", project, transcript)
-    tiers.on_prompt({**base, "prompt": "Rename the billing module to payments everywhere"})
+    digest.on_prompt({**base, "prompt": "Rename the billing module to payments everywhere"})
     assert (
         _hot(SMALL_SID)
         .split("## Current task\n")[1]
         .startswith("Rename the billing module to payments everywhere")
     )
     for ack in ("yes", "ok, go ahead", "continue", "where were we?"):
-        tiers.on_prompt({**base, "prompt": ack})
-        state = tiers.load_state(SMALL_SID)
+        digest.on_prompt({**base, "prompt": ack})
+        state = load_state(SMALL_SID)
         assert state is not None and state["task"].startswith("Rename the billing module")
 
 
@@ -102,8 +103,8 @@ def test_nothing_private_secret_or_injected_reaches_the_hot_tier(
     project: Path, state: Path
 ) -> None:
     transcript = install_transcript("tiers_long", project)
-    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
-    tiers.on_prompt(
+    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.on_prompt(
         {
             **payload("UserPromptSubmit", "tiers_long", project, transcript),
             "prompt": f"use the key {SECRETS[1]} <private>{SECRETS[2]}</private> for the test",
@@ -174,18 +175,18 @@ def test_resume_units_are_exactly_counted_and_within_budget(project: Path) -> No
 
 def test_steady_prompt_path_never_loads_the_tokenizer_or_yaml(project: Path, state: Path) -> None:
     transcript = install_transcript("tiers_long", project)
-    tiers.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(payload("Stop", "tiers_long", project, transcript))
     scribe.run(LONG_SID)  # what the Stop hook starts: warms the counts of what may be injected
     probe = (
         "import json, sys\n"
-        "from memory_tool import tiers\n"
+        "from memory_tool import digest, tiers\n"
         "from memory_tool.index import open_index\n"
         "p = json.loads(sys.argv[1])\n"
         "idx = open_index()\n"
         "out = {}\n"
         "for prompt in ('Add a CSV export to the reports page', 'where were we?'):\n"
         "    q = dict(p, prompt=prompt)\n"
-        "    tiers.on_prompt(q)\n"
+        "    digest.on_prompt(q)\n"
         "    out[prompt] = sum(u.tokens for u in tiers.prompt_context(idx, q, p['cwd'], 3000))\n"
         "print(json.dumps({'tokens': out, 'loaded': [m for m in ('tiktoken', 'yaml', 'click',\n"
         "    'rapidfuzz', 'frontmatter') if m in sys.modules]}))\n"
@@ -210,7 +211,7 @@ def test_where_were_we_does_not_repeat_the_hot_state_sessionstart_just_gave(
     with open_index() as idx:
         assert tiers.HOT_HEADING in "".join(u.text for u in tiers.resume_units(
             idx, resume, str(project), "resume"))  # fmt: skip
-        tiers.on_prompt(ask)
+        digest.on_prompt(ask)
         again = "".join(u.text for u in tiers.prompt_context(idx, ask, str(project), 3000))
         assert tiers.HOT_HEADING not in again  # the conversation holds it already
     # Once the session has moved on, the new hot state is worth sending.

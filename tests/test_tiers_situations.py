@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from helpers import write_memory
 from test_tiers_support import LONG_SID, install_transcript, payload
 
-from memory_tool import scribe, tiers, tokens
+from memory_tool import digest, scribe, situations, tiers, tokens
 from memory_tool.cli import main
 from memory_tool.index import open_index
 
@@ -40,7 +40,7 @@ EXPECTED: dict[str, tuple[bool, str | None, bool]] = {
 
 @pytest.mark.parametrize("situation", list(PROMPTS))
 def test_prompts_are_recognised(situation: str) -> None:
-    assert tiers.situation_of(PROMPTS[situation]) == situation
+    assert situations.situation_of(PROMPTS[situation]) == situation
 
 
 @pytest.mark.parametrize(
@@ -61,14 +61,14 @@ def test_prompts_are_recognised(situation: str) -> None:
     ],
 )
 def test_situation_edge_cases(prompt: str, situation: str) -> None:
-    assert tiers.situation_of(prompt) == situation
+    assert situations.situation_of(prompt) == situation
 
 
 @pytest.fixture
 def tiers_world(project: Path, state: Path) -> dict[str, object]:
     """An earlier session summarised in the cold tier, two wiki records, and a live session."""
     long = install_transcript("tiers_long", project)
-    tiers.update_session(payload("Stop", "tiers_long", project, long))
+    digest.update_session(payload("Stop", "tiers_long", project, long))
     scribe.run(LONG_SID)
     write_memory(
         state / "wiki",
@@ -87,7 +87,7 @@ def tiers_world(project: Path, state: Path) -> dict[str, object]:
         layout="top",
     )
     small = install_transcript("tiers_small", project)
-    tiers.update_session(payload("Stop", "tiers_small", project, small))
+    digest.update_session(payload("Stop", "tiers_small", project, small))
     with open_index() as idx:
         idx.refresh(project)
     return {"small": small}

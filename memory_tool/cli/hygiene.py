@@ -270,6 +270,7 @@ def _hot(idx: Index, session: str | None) -> dict[str, Any]:
     budget = HOT_TARGET_TOKENS
     try:
         tiers = importlib.import_module("memory_tool.tiers")
+        hot = importlib.import_module("memory_tool.hot")
         budget = int(tiers.HOT_INJECT_MAX_TOKENS)
     except (ImportError, AttributeError):
         return _row("hot", None, budget, "the hot tier is not installed in this version")
@@ -281,7 +282,7 @@ def _hot(idx: Index, session: str | None) -> dict[str, Any]:
         if not states:
             return _row("hot", None, budget, "no session has hot state yet")
         sid = states[-1].stem
-    state = tiers.load_state(sid)
+    state = hot.load_state(sid)
     if state is None:
         return _row("hot", None, budget, f"no hot state for session {sid}")
     units = tiers.hot_units(idx, state, budget, tiers.RESUME_MAX_CHARS)

@@ -16,8 +16,10 @@ from .. import scribe as scribe_mod
 from ..config import budget as config_budget
 from ..config import load_config
 from ..errors import MemoryToolError
+from ..hot import hot_path, latest_state, load_state, render_hot
 from ..index import Index, open_index
 from ..rooms import room_classifier
+from ..situations import LOAD_TABLE, SITUATIONS, situation_of
 from . import domain_errors, main
 from .options import cwd_option, json_option
 
@@ -30,20 +32,20 @@ def _index() -> Index:
 
 def _state_for(session: str | None, cwd: str) -> dict[str, Any] | None:
     if session:
-        state = tiers.load_state(session)
+        state = load_state(session)
         if state is None:
             raise MemoryToolError(
                 f"no hot memory for session {session!r}: the hooks have not seen it "
                 "(`memory-tool hot` without --session shows this project's latest)."
             )
         return state
-    return tiers.latest_state(cwd)
+    return latest_state(cwd)
 
 
 @main.command()
 @click.option(
     "--situation",
-    type=click.Choice(list(tiers.SITUATIONS)),
+    type=click.Choice(list(SITUATIONS)),
     help="A row of the when-to-load table; detected from --prompt when omitted.",
 )
 @click.option("--prompt", default="", help="A prompt to detect the situation and search with.")
@@ -72,7 +74,7 @@ def context(
     incident   (in the conversation)      search                    matching records
     """
     state = _state_for(session, cwd)
-    chosen = situation or tiers.situation_of(prompt)
+    chosen = situation or situation_of(prompt)
     query = prompt or (state["task"] if state else "")
     tokens_budget = budget if budget is not None else config_budget(load_config(), "l4")
     with _index() as idx:
@@ -85,7 +87,7 @@ def context(
             budget=tokens_budget,
             max_chars=tiers.PROMPT_CONTEXT_MAX_CHARS,
         )
-    hot, cold, wiki = tiers.LOAD_TABLE[chosen]
+    hot, cold, wiki = LOAD_TABLE[chosen]
     text = "".join(u.text for u in units)
     used = sum(u.tokens for u in units)
     if as_json:
@@ -119,11 +121,11 @@ def hot(session: str | None, cwd: str) -> None:
     if state is None:
         click.echo("no hot memory for this project yet (the hooks write it as a session runs)")
         return
-    path = tiers.hot_path(state["session_id"])
+    path = hot_path(state["session_id"])
     try:
         click.echo(path.read_text(encoding="utf-8"), nl=False)
     except OSError:
-        click.echo(tiers.render_hot(state), nl=False)
+        click.echo(render_hot(state), nl=False)
     click.echo(f"---\nfile: {path}")
 
 
@@ -134,7 +136,7 @@ def hot(session: str | None, cwd: str) -> None:
 def handoff(session: str | None, cwd: str) -> None:
     """Print the handoff template and where the handoff goes (thoughts/HANDOFF.md)."""
     target = handoff_mod.target(cwd)
-    state = tiers.load_state(session) if session else tiers.latest_state(cwd)
+    state = load_state(session) if session else latest_state(cwd)
     sid = session or (state["session_id"] if state else "")
     click.echo(f"Write the handoff to {target}")
     if target.exists():
@@ -146,7 +148,7 @@ def handoff(session: str | None, cwd: str) -> None:
 def _resolve_target(target: str | None, cwd: str, transcript_cwd: bool) -> str:
     """A session id, from a session id or a transcript path (or this project's latest)."""
     if target is None:
-        state = tiers.latest_state(cwd)
+        state = latest_state(cwd)
         if state is None:
             raise MemoryToolError(
                 "no session seen in this project yet: pass a session id or a transcript path."
@@ -157,7 +159,7 @@ def _resolve_target(target: str | None, cwd: str, transcript_cwd: bool) -> str:
         return str(
             scribe_mod.state_from_transcript(path, None if transcript_cwd else cwd)["session_id"]
         )
-    if tiers.load_state(target) is not None:
+    if load_state(target) is not None:
         return target
     found = scribe_mod.find_transcript(target)
     if found is None:
@@ -209,7 +211,7 @@ def scribe(
     entry = scribe_mod.run(sid, final=True, model=model)
     if entry is None:
         raise MemoryToolError(f"session {sid} has nothing to summarise yet.")
-    state = tiers.load_state(sid) or {}
+    state = load_state(sid) or {}
     chars = int(state.get("text_chars") or 0)
     size = len(entry.body)
     if as_json:
