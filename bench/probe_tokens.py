@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 
 from memory_tool import tokens
+from memory_tool.config import budget, load_config
 from memory_tool.index import open_index
-from memory_tool.recall import is_past_question
-from memory_tool.recall_hook import prompt_context
+from memory_tool.recall import is_past_question, room_recall
+from memory_tool.recall_hook import L3_MAX_CHARS, prompt_context
 
 PROMPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "prompts.jsonl"
 
@@ -28,11 +29,16 @@ def main() -> int:
     cwd = sys.argv[1]
     rows = [json.loads(line) for line in PROMPTS.open(encoding="utf-8") if line.strip()]
     per: list[dict[str, object]] = []
+    l3_budget = budget(load_config(), "l3")
     for row in rows:
         prompt = row["prompt"]
         text, ids = prompt_context({"prompt": prompt, "cwd": cwd})
+        with open_index() as idx:
+            l3 = room_recall(idx, prompt, cwd, budget=l3_budget, max_chars=L3_MAX_CHARS)
         per.append(
             {
+                "l3_tokens": tokens.count(l3.text) if l3.units else 0,
+                "l3_entries": len(l3.picked),
                 "tokens": tokens.count(text) if text else 0,
                 "chars": len(text),
                 "ids": len(ids),
@@ -47,7 +53,20 @@ def main() -> int:
     injected = [int(p["tokens"]) for p in per if p["tokens"]]  # type: ignore[call-overload]
     all_tokens = [int(p["tokens"]) for p in per]  # type: ignore[call-overload]
     none_rows = [p for p in per if not p["labeled_rooms"]]
+    l3 = [int(p["l3_tokens"]) for p in per if p["l3_tokens"]]  # type: ignore[call-overload]
     out = {
+        "l3_budget": l3_budget,
+        "l3_injecting": len(l3),
+        "l3_mean": statistics.mean(l3) if l3 else 0,
+        "l3_median": statistics.median(l3) if l3 else 0,
+        "l3_max": max(l3) if l3 else 0,
+        "l3_entries_mean": statistics.mean(
+            int(p["l3_entries"])
+            for p in per
+            if p["l3_tokens"]  # type: ignore[call-overload]
+        )
+        if l3
+        else 0,
         "prompts": len(per),
         "injecting": len(injected),
         "mean_all": statistics.mean(all_tokens),

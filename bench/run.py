@@ -32,7 +32,7 @@ from common import (  # noqa: E402
     machine,
 )
 
-FULL = {"sizes": "100,1000,10000,100000", "runs": 15, "history_mb": 1024.0}
+FULL = {"sizes": "100,1000,10000,100000", "runs": 20, "history_mb": 1024.0}
 QUICK = {"sizes": "100,1000", "runs": 10, "history_mb": 50.0, "conversations": 2}
 SECTIONS = (
     "Hook latency",
