@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,6 +155,16 @@ class Index:
     def generation(self) -> int:
         return int(self.meta("generation", "0") or 0)
 
+    @contextlib.contextmanager
+    def _no_wait(self) -> Iterator[None]:
+        """Cache writes skip a locked database at once instead of waiting out the busy timeout:
+        a hook's own timeout (UserPromptSubmit: 10 s) is no longer than that wait."""
+        self.conn.execute("PRAGMA busy_timeout=0")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
     def count_cached(self, text: str) -> int:
         """Exact tokens of a fixed or rarely-changing string (headers, "N more" lines); the
         tokenizer loads only the first time a string is seen on this machine."""
@@ -164,7 +174,7 @@ class Index:
         from . import tokens
 
         n = tokens.count(text)
-        with contextlib.suppress(sqlite3.OperationalError):  # locked or read-only: still answer
+        with contextlib.suppress(sqlite3.OperationalError), self._no_wait():  # locked: answer
             self.conn.execute(
                 "INSERT OR REPLACE INTO token_cache(text, n) VALUES (?, ?)", (text, n)
             )
@@ -176,7 +186,7 @@ class Index:
         return str(row[0]) if row else None
 
     def derived_put(self, key: str, value: str) -> None:
-        with contextlib.suppress(sqlite3.OperationalError):  # locked or read-only: skip caching
+        with contextlib.suppress(sqlite3.OperationalError), self._no_wait():  # locked: skip it
             self.conn.execute(
                 "INSERT OR REPLACE INTO derived(key, value, at) VALUES (?, ?, ?)",
                 (key, value, time.time()),
