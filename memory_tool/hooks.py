@@ -45,6 +45,25 @@ def log_error(event: str, exc: BaseException | str) -> None:
             fh.write(f"{stamp} {event} pid={os.getpid()} {detail}")
     except Exception:  # noqa: BLE001 - logging must never be the thing that breaks a hook
         pass
+    if isinstance(exc, BaseException):
+        _set_aside_damaged_index(exc)
+
+
+def _set_aside_damaged_index(exc: BaseException) -> None:
+    """Every fail-open path logs here. A plain sqlite3.DatabaseError ("database disk image is
+    malformed") means index.db is damaged where opening it did not look (a truncated file):
+    move it aside so the next run rebuilds it from the files, instead of failing the same way
+    on every prompt and every session end."""
+    import sqlite3
+
+    if type(exc) is not sqlite3.DatabaseError:
+        return
+    try:
+        from .index import _quarantine
+
+        _quarantine(paths.index_file())
+    except Exception:  # noqa: BLE001 - recovery is best effort; the error is already logged
+        pass
 
 
 def _context(event: str, text: str) -> dict[str, Any] | None:

@@ -875,3 +875,32 @@ def test_index_locked_past_the_busy_timeout(world: World) -> None:
             check_output(proc.stdout, event)
     assert_recovered(world, "ZLATEQ")
     STATS["index locked-13s hook runs"] += 2
+
+
+def test_damage_inside_the_index_is_set_aside_and_rebuilt(world: World) -> None:
+    payload = dict(start_payload_for(world, "dmg-1"))
+    assert "ZAUTHQ" in run_in_process("UserPromptSubmit", json.dumps(payload).encode())
+    db = paths.index_file()
+    with open_index() as idx:
+        idx.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = idx.conn.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = idx.conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'entries_fts_data'"
+        ).fetchone()
+    # Garbage inside the full-text index's pages: the database still opens and counts its
+    # entries, but every search hits "database disk image is malformed".
+    with open(db, "r+b") as fh:
+        fh.seek((root - 1) * page_size + 8)
+        fh.write(b"\xff" * 64)
+    with open_index() as idx:
+        assert idx.count() > 0
+
+    payload["session_id"] = "dmg-2"
+    check_output(
+        run_in_process("UserPromptSubmit", json.dumps(payload).encode()), "UserPromptSubmit"
+    )
+    assert "sqlite3.DatabaseError" in log_text()
+    hooks.background_refresh()  # what the next session start launches
+
+    payload["session_id"] = "dmg-3"
+    assert "ZAUTHQ" in run_in_process("UserPromptSubmit", json.dumps(payload).encode())
