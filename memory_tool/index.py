@@ -74,8 +74,14 @@ def row_to_entry(row: sqlite3.Row) -> Entry:
 
     data = dict(row)
     data.pop("rowid", None)
-    data["tags"] = json.loads(data.get("tags") or "[]")
-    data["extra"] = json.loads(data.get("extra") or "{}")
+    try:
+        data["tags"] = json.loads(data.get("tags") or "[]")
+        data["extra"] = json.loads(data.get("extra") or "{}")
+    except ValueError as exc:
+        # We only ever store valid JSON here: garbage means the file is damaged (a truncated
+        # index can read back without SQLite noticing). Report it as such, so the damaged
+        # index is moved aside and rebuilt instead of failing every hook that reads this row.
+        raise sqlite3.DatabaseError(f"damaged index row {data.get('id')!r}: {exc}") from exc
     data["created_inferred"] = bool(data.get("created_inferred"))
     data["always"] = bool(data.get("always"))
     return Entry(**{k: data[k] for k in ENTRY_COLUMNS if k in data})
