@@ -1,44 +1,43 @@
-"""Where a hook's time goes, in-process (run by bench/scale_bench.py in a sandboxed
-environment): the import of memory_tool.hooks and its handlers, the first handler call (which
-also pays for lazy imports), and the median of later calls (the hook's own work).
-Prints one JSON object.
+"""Where a hook's time goes, in-process (run by bench/scale_bench.py with `python -S`, like the
+hook, in a sandboxed environment): importing memory_tool.hooks and the event's handler, the first
+handler call (which also pays for lazy imports and cold caches), and the median of later calls
+(the hook's own work). Prints one JSON object.
 
-Usage: python bench/probe_hook.py EVENT PAYLOAD_JSON RUNS
+Usage: python -S bench/probe_hook.py EVENT PAYLOAD_JSON RUNS
 """
 
-from __future__ import annotations
-
-import json
-import statistics
 import sys
 import time
-import uuid
+
+# Timed before anything else is imported: what the hook imports, it pays for here too.
+_t0 = time.perf_counter()
+from memory_tool import hooks  # noqa: E402
+
+_load_one = getattr(hooks, "_load_handler", None)  # one module per event, or all, by version
+if _load_one is not None:
+    _handler = _load_one(sys.argv[1])
+else:
+    hooks._load_handlers()
+    _handler = hooks.HANDLERS[sys.argv[1]]
+_imports = time.perf_counter() - _t0
 
 
 def main() -> int:
-    event, payload, runs = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-    t = time.perf_counter()
-    from memory_tool import hooks
+    import json  # already imported by memory_tool.hooks
+    import os
+    import statistics
 
-    # The way hooks.run finds the handler (one module per event, or all of them, by version).
-    load_one = getattr(hooks, "_load_handler", None)
-    if load_one is not None:
-        handler = load_one(event)
-    else:
-        hooks._load_handlers()
-        handler = hooks.HANDLERS[event]
-    imports = time.perf_counter() - t
+    payload, runs = json.loads(sys.argv[2]), int(sys.argv[3])
     calls = []
     for _ in range(runs + 1):
-        payload["session_id"] = str(uuid.uuid4())
+        payload["session_id"] = os.urandom(8).hex()  # a fresh session: nothing already seen
         t = time.perf_counter()
-        handler(payload)
+        _handler(payload)
         calls.append(time.perf_counter() - t)
     out = {
-        "import_ms": imports * 1000,
+        "import_ms": _imports * 1000,
         "first_call_ms": calls[0] * 1000,
         "work_ms": statistics.median(calls[1:]) * 1000,
-        "modules": len([m for m in sys.modules if m.startswith("memory_tool")]),
     }
     print(json.dumps(out))
     return 0

@@ -29,6 +29,7 @@ from common import (  # noqa: E402
     MEMORY_TOOL,
     PYTHON,
     REPO,
+    TIME_BIN,
     Results,
     bench_env,
     hooks_dir,
@@ -82,8 +83,12 @@ def run(megabytes: float, runs: int, res: Results, workdir: Path | None = None) 
             f"history: {hist['bytes'] / 1e6:,.0f} MB, {hist['sessions']} sessions written in "
             f"{gen_s:.0f}s; indexing"
         )
-        build = run_process([*MEMORY_TOOL, "index", "--cwd", cwd, "--json"], env=env)
-        build.check("memory-tool index")
+        # Peak RSS through GNU time when present (see common.peak_rss_kb for why not wait4).
+        timer = [TIME_BIN, "-f", "%M", "-o", str(base / "rss")] if Path(TIME_BIN).exists() else []
+        build = run_process([*timer, *MEMORY_TOOL, "index", "--cwd", cwd, "--json"], env=env).check(
+            "memory-tool index"
+        )
+        build.max_rss_kb = int((base / "rss").read_text().split()[-1]) if timer else 0
         db = home / ".claude" / "memory-tool" / "index.db"
         out: dict[str, Any] = {
             "history_bytes": hist["bytes"],
