@@ -14,7 +14,19 @@ DIR_MODE = 0o700
 
 
 def ensure_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    """``path`` and every missing parent, each created owner-only: ``mkdir(parents=True)``
+    gives the parents the umask's mode (0755), e.g. ``cold/`` when ``cold/<project>`` is made."""
+    missing = []
+    here = path
+    while not here.is_dir() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
     return path
 
 

@@ -29,8 +29,10 @@ Handler = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 def log_error(event: str, exc: BaseException | str) -> None:
     try:
+        from .fsutil import ensure_dir
+
         path = paths.log_file()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_dir(path.parent)
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_suffix(".log.1"))
         if isinstance(exc, BaseException):
