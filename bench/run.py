@@ -1,10 +1,12 @@
 """Run every benchmark, print one table, write bench/results.md (and plots).
 
-    bench/run            everything (about 30-40 minutes on 2 cores)
-    bench/run --quick    a small subset (a few minutes): trees of 100 and 1,000 files, a 50 MB
-                         history, 2 LoCoMo conversations
-Sizes are configurable: --sizes 100,1000,10000,100000  --runs 15  --history-mb 1024
+    bench/run            everything (about 10 minutes on 2 cores; 100,000-file tree, 1 GB history)
+    bench/run --quick    a small subset (about 1 minute): trees of 100 and 1,000 files, a 50 MB
+                         history, 2 LoCoMo conversations; results in bench/out/
+Sizes are configurable: --sizes 100,1000,10000,100000  --runs 20  --history-mb 1024
 --conversations N  --skip scale,history,locomo,classify,hygiene,plots  --out FILE
+By default a `git archive` snapshot of the committed HEAD is measured; --worktree measures the
+working tree as it is.
 """
 
 from __future__ import annotations
