@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import tokens
 from .config import CONTEXT_LINE_MAX_TOKENS, ENTRY_LINE_MAX_TOKENS
 from .privacy import escape_fence, sanitize
+from .record import field, record
 
 TYPE_LETTERS = {
     "user": "u",
@@ -63,7 +63,7 @@ PRIORITY_RULE = 2
 PRIORITY_OTHER = 3
 
 
-@dataclass
+@record
 class Entry:
     id: str
     path: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,12 +31,22 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new private temp file next to ``path`` (same file system, so a rename is atomic).
+    Not ``tempfile.mkstemp``: importing tempfile costs a hook several milliseconds."""
+    for attempt in range(100):
+        tmp = f"{path.parent}/.{path.name}.{os.getpid()}.{time.monotonic_ns()}.{attempt}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temp name beside {path}")
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temp file and rename, so a reader never sees half a file."""
-    import tempfile
-
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -53,10 +64,8 @@ def create_exclusive(path: Path, text: str) -> bool:
     The content is written to a temp file first and hard-linked into place, so the file appears
     complete or not at all, and two writers can never both claim the same name.
     """
-    import tempfile
-
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

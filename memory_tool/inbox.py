@@ -16,13 +16,13 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import paths
 from .errors import MemoryToolError
 from .privacy import sanitize, strip_injected
+from .record import record
 
 # kind -> (proposed memory type, proposed tier). A decision is project state; a gotcha is durable
 # knowledge for the wiki (or a room, with --room); a correction is a feedback rule.
@@ -107,7 +107,7 @@ def candidate_id(kind: str, text: str) -> str:
 # --- the inbox folder ----------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Candidate:
     id: str
     kind: str

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from . import paths, tree
 from .errors import IndexCorruptError, InvalidIdError, UnknownIdError
 from .fsutil import DIR_MODE, FILE_MODE, ensure_dir
 from .migrations import apply_migrations
+from .record import field, record
 
 if TYPE_CHECKING:
     from .entry import Entry
@@ -46,7 +46,7 @@ ENTRY_COLUMNS = (
 RoomClassifier = Callable[["Entry"], "str | None"]
 
 
-@dataclass
+@record
 class RefreshStats:
     scanned: int = 0
     added: list[str] = field(default_factory=list)
@@ -356,13 +356,15 @@ class Index:
     def refresh(self, cwd: str | Path | None = None, sessions: bool = True) -> RefreshStats:
         """Bring the index in line with every memory file: stat each file, re-read only the new
         and changed ones, drop the deleted ones. File contents are not read when nothing changed."""
+        # What the index holds is read before the folders are listed: a memory another
+        # process writes and indexes meanwhile must not look deleted (and lose its row).
+        stored = self._stored("source != 'session'")
         found: dict[str, tuple[int, int, tree.Folder]] = {}
         folders = tree.all_folders()
         for folder in folders:
             for p, mtime, size in tree.scan(folder):
                 found[str(p)] = (mtime, size, folder)
         self._add_context_files(found, cwd)
-        stored = self._stored("source != 'session'")
         stats = self._sync(found, stored, stored.keys())
         self._record_dirs(folders)
         if sessions:
@@ -394,8 +396,7 @@ class Index:
         found: dict[str, tuple[int, int, tree.Folder]] = {}
         removable: list[str] = []
         for folder in full_scan:
-            for p, mtime, size in tree.scan(folder):
-                found[str(p)] = (mtime, size, folder)
+            # Rows before files (see refresh): a file indexed meanwhile is not "removed".
             prefix = str(folder.path) + os.sep
             removable += [
                 r[0]
@@ -403,6 +404,8 @@ class Index:
                     "SELECT path FROM entries WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
                 )
             ]
+            for p, mtime, size in tree.scan(folder):
+                found[str(p)] = (mtime, size, folder)
         # Known always-loaded facts in folders not scanned in full: stat them one by one.
         scanned = {str(f.path) for f in full_scan}
         folders_by_path = {str(f.path): f for f in claude + palace}

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .entry import PRIORITY_IRREVERSIBLE, PRIORITY_RULE, Entry
 from .index import Index
+from .record import field, record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unit:
     """One emitted line (ends with a newline) and its exact token count."""
 
@@ -26,7 +26,7 @@ class Unit:
     tokens: int
 
 
-@dataclass
+@record
 class Layer:
     name: str
     budget: int

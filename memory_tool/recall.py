@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .layers import Unit, pack, rank
-from .privacy import escape_fence, strip_injected
+from .privacy import LazyPattern, escape_fence, strip_injected
+from .record import field, record
 
 if TYPE_CHECKING:
     from .entry import Entry
@@ -59,8 +59,9 @@ ROOM_FILL = 40
 FUZZY_SCAN = 5_000
 FUZZY_MIN_SCORE = 75
 
-# Prompts that ask about the past trigger L4 from the hook.
-PAST_RE = re.compile(
+# Prompts that ask about the past trigger L4 from the hook. Compiled on first need: every
+# alternative holds one of PAST_HINTS, so most prompts are ruled out by substring tests.
+PAST_RE = LazyPattern(
     r"\b(have|had|did)\s+(we|i|you)\b.{0,40}\b(before|ever|already|previously|last time|"
     r"decide|done|tried|try|fix|use|see|hit|discuss)\w*"
     r"|\b(did|have)\s+(we|i|you)\s+ever\b"
@@ -75,6 +76,10 @@ PAST_RE = re.compile(
     r"|\b(been|come)\s+(here|across this)\s+before\b",
     re.IGNORECASE,
 )
+PAST_HINTS = (
+    "have", "had", "did", "last", "remember", "discussed", "decided", "talked", "looked",
+    "tried", "session", "conversation", "chat", "before",
+)  # fmt: skip
 
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*")
 
@@ -103,13 +108,13 @@ SEARCH_STOP_WORDS = frozenset({
 # fmt: on
 
 
-@dataclass
+@record
 class Hit:
     entry: Entry
     score: float
 
 
-@dataclass
+@record
 class RecallResult:
     """What one layer contributes to a prompt's context."""
 
@@ -161,27 +166,50 @@ def _match(terms: list[str]) -> str | None:
     return " OR ".join(parts)
 
 
-def coverage_patterns(terms: list[str]) -> list[re.Pattern[str]]:
-    """One pattern per query word: a word starting with its first COVERAGE_PREFIX letters (a
-    shorter query word must match a whole word)."""
-    pats = []
-    for t in terms:
-        stem = re.escape(t[:COVERAGE_PREFIX])
-        tail = "" if len(t) >= COVERAGE_PREFIX else "(?![a-z0-9])"
-        pats.append(re.compile(f"(?<![a-z0-9]){stem}{tail}"))
-    return pats
+_ALNUM_RUN = re.compile(r"[a-z0-9]+")
 
 
-def coverage(entry: Entry, patterns: list[re.Pattern[str]]) -> float:
-    """The share of the query's words that appear in the entry (see coverage_patterns)."""
-    if not patterns:
-        return 0.0
-    text = f"{entry.name} {entry.description} {entry.body} {' '.join(entry.tags)}".lower()
-    return sum(1 for p in patterns if p.search(text)) / len(patterns)
+class Coverage:
+    """Which of the query's words an entry contains: a word of the entry that starts with the
+    query word's first COVERAGE_PREFIX letters (a shorter query word must be a whole word).
+
+    Set look-ups over the entry's alphanumeric runs, not one regex per query word: compiling
+    those cost a prompt hook milliseconds. A query word with other characters (``db_url``) keeps
+    a regex with the same meaning."""
+
+    def __init__(self, terms: list[str]) -> None:
+        self.n = len(terms)
+        self.prefixes: list[str] = []
+        self.words: list[str] = []
+        self.patterns: list[re.Pattern[str]] = []
+        for t in terms:
+            if not t.isalnum() or not t.isascii():
+                stem = re.escape(t[:COVERAGE_PREFIX])
+                tail = "" if len(t) >= COVERAGE_PREFIX else "(?![a-z0-9])"
+                self.patterns.append(re.compile(f"(?<![a-z0-9]){stem}{tail}"))
+            elif len(t) >= COVERAGE_PREFIX:
+                self.prefixes.append(t[:COVERAGE_PREFIX])
+            else:
+                self.words.append(t)
+
+    def share(self, entry: Entry) -> float:
+        if not self.n:
+            return 0.0
+        text = f"{entry.name} {entry.description} {entry.body} {' '.join(entry.tags)}".lower()
+        runs = _ALNUM_RUN.findall(text)
+        whole = set(runs)
+        starts = {w[:COVERAGE_PREFIX] for w in runs if len(w) >= COVERAGE_PREFIX}
+        found = sum(p in starts for p in self.prefixes) + sum(w in whole for w in self.words)
+        found += sum(1 for p in self.patterns if p.search(text))
+        return found / self.n
 
 
 def is_past_question(prompt: str) -> bool:
-    return bool(PAST_RE.search(prompt[:QUERY_HEAD_CHARS] + " " + prompt[-QUERY_TAIL_CHARS:]))
+    text = prompt[:QUERY_HEAD_CHARS] + " " + prompt[-QUERY_TAIL_CHARS:]
+    low = text.lower()
+    if not any(hint in low for hint in PAST_HINTS):
+        return False
+    return bool(PAST_RE.search(text))
 
 
 def _age_days(created: str, today_ord: int) -> int:
@@ -241,7 +269,7 @@ def search(
         )
         params.append(max(limit, 1) * CANDIDATE_FACTOR + len(exclude))
         today_ord = today().toordinal()
-        patterns = coverage_patterns(terms)
+        cover = Coverage(terms)
         try:
             rows = idx.conn.execute(sql, params).fetchall()
         except sqlite3.OperationalError:
@@ -255,23 +283,23 @@ def search(
             recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
             hits.append(Hit(entry, rel * prior * recency))
         hits.sort(key=lambda h: (-h.score, h.entry.id))
-        _boost_coverage(hits, patterns, limit)
+        _boost_coverage(hits, cover, limit)
     if not hits and fuzzy and query.strip():
         hits = _fuzzy(idx, query, room=room, type_=type_, project=project, exclude=exclude)
     return hits[:limit]
 
 
-def _boost_coverage(hits: list[Hit], patterns: list[re.Pattern[str]], limit: int) -> None:
+def _boost_coverage(hits: list[Hit], cover: Coverage, limit: int) -> None:
     """Scale each score by its coverage of the query and re-sort (``hits`` sorted best first).
     Coverage at most multiplies a score by 1 + COVERAGE_BOOST, so a hit that could not reach the
     ``limit``-th score even then is left as it is: it stays below the cut either way."""
-    if not COVERAGE_BOOST or not patterns or not hits:
+    if not COVERAGE_BOOST or not cover.n or not hits:
         return
     floor = hits[min(limit, len(hits)) - 1].score
     for h in hits:
         if h.score * (1 + COVERAGE_BOOST) < floor:
             break
-        h.score *= 1 + COVERAGE_BOOST * coverage(h.entry, patterns)
+        h.score *= 1 + COVERAGE_BOOST * cover.share(h.entry)
     hits.sort(key=lambda h: (-h.score, h.entry.id))
 
 

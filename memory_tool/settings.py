@@ -188,7 +188,11 @@ def install(dry_run: bool = False) -> InstallPlan:
     ours = {path for path, _ in record.get("files", [])}
     for target, text in plan.files:
         # Never overwrite a file of the user's that happens to sit where ours would go.
-        if target.exists() and str(target) not in ours and target.read_text(errors="replace") != text:
+        if (
+            target.exists()
+            and str(target) not in ours
+            and target.read_text(errors="replace") != text
+        ):
             plan.skipped.append(target)
             continue
         atomic_write_text(target, text)

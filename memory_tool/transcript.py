@@ -19,10 +19,11 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
 
 from memory_tool.privacy import LazyPattern, strip_injected
+
+from .record import record
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -79,7 +80,7 @@ _SUMMARY_FIELD: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Event:
     """One meaningful item of a transcript.
 
@@ -104,7 +105,7 @@ class Event:
     is_meta: bool = False  # injected by Claude Code (skill bodies, caveats), not typed
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ReadResult:
     """What :func:`read_from` found.
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
+from .record import record
 
 MEMORY_INDEX_NAME = "MEMORY.md"
 # Bounds a walk through a symlinked or pathological palace: rooms are shallow by design.
 MAX_WALK_DEPTH = 6
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Folder:
     path: Path
     source: str  # claude | identity | room | wiki | cold

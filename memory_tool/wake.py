@@ -3,7 +3,6 @@ reference data, under exact token budgets, identical for the same tree and day."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from .entry import Entry, one_line
 from .index import Index
 from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank, rules
 from .privacy import escape_fence
+from .record import field, record
 
 FENCE_OPEN = "<memory-context>\n"
 FENCE_CLOSE = "</memory-context>\n"
@@ -40,7 +40,7 @@ RECAP_MAX_RULES = 3
 RECAP_LABEL_CHARS = 60
 
 
-@dataclass
+@record
 class Brief:
     text: str
     layers: dict[str, Layer]

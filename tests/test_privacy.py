@@ -402,3 +402,44 @@ def test_strip_injected_removes_exactly_what_we_injected(
 ) -> None:
     injected = f"<{FENCE_TAG}>\n{escape_fence(memory)}\n</{FENCE_TAG}>"
     assert strip_injected(before + injected + after) == before + after
+
+
+def _redact_without_hints(text: str) -> str:
+    from memory_tool.privacy import REDACTION_PATTERNS
+
+    for _kind, pattern, repl in REDACTION_PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+_SECRETISH = st.sampled_from(
+    [
+        "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "password=hunter2xyz",
+        "Authorization: Bearer abcdefghijklmnop1234567890",
+        "AKIAABCDEFGHIJKLMNOP",
+        "https://u:p4ss@host.example",
+        "eyJhbGciOi.eyJzdWIiOi.sig",
+        "SECRET_KEY: abc123def",
+        " ",
+        "\n",
+        "token",
+        "Bearer",
+        "xoxb-1234567890-abc",
+        "AIzaSyA1234567890abcdefghijklmnopqrstu",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_SECRETISH, st.text(max_size=30)), max_size=8).map("".join))
+def test_hint_prefilter_changes_nothing(text: str) -> None:
+    """The literal hints only skip patterns that could not match: same output as running all."""
+    assert redact(text) == _redact_without_hints(text)
+
+
+def test_every_redaction_kind_has_hints() -> None:
+    from memory_tool.privacy import REDACTION_HINTS, REDACTION_PATTERNS
+
+    assert {kind for kind, _, _ in REDACTION_PATTERNS} == set(REDACTION_HINTS)

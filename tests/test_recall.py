@@ -293,3 +293,26 @@ def test_broken_rooms_yaml_costs_only_room_recall(project: Path) -> None:
     proc = run_hook("UserPromptSubmit", payload(project, "fix the login bug"))
     assert proc.returncode == 0 and proc.stdout == b""
     assert "rooms.yaml" in paths.log_file().read_text()
+
+
+def test_past_hints_never_hide_a_match() -> None:
+    """Every prompt the full pattern matches holds one of the cheap substring hints."""
+    from helpers import REPO
+
+    from memory_tool.recall import PAST_RE
+
+    prompts = [
+        json.loads(line)["prompt"]
+        for line in (REPO / "tests" / "data" / "prompts.jsonl").read_text().splitlines()
+        if line
+    ]
+    prompts += [
+        "have we done this before?",
+        "Remember when it broke",
+        "in a previous chat we",
+        "we tried this earlier",
+        "been here before",
+        "LAST TIME it failed",
+    ]
+    for p in prompts:
+        assert is_past_question(p) == bool(PAST_RE.search(p)), p
