@@ -966,3 +966,21 @@ def test_a_garbled_index_row_is_treated_as_damage(world: World) -> None:
     check_output(run_in_process("SessionStart", payload("g2")), "SessionStart")
     hooks.background_refresh()
     assert "ZAUTHQ" in run_in_process("UserPromptSubmit", payload("g2"))
+
+
+def test_cli_on_a_damaged_index_says_so_and_recovers(world: World) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli import main
+
+    with open_index() as idx:
+        idx.conn.execute("UPDATE entries SET extra = '{\"stable\x01'")
+    runner = CliRunner()
+    res = runner.invoke(main, ["list"])
+    assert res.exit_code == 1
+    assert isinstance(res.exception, SystemExit)  # a message, not a traceback
+    assert "memory-tool index" in res.output
+    assert runner.invoke(main, ["index", "--cwd", str(world.project)]).exit_code == 0
+    listed = runner.invoke(main, ["list", "--json"])
+    assert listed.exit_code == 0
+    assert len(json.loads(listed.output)) >= 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,6 +23,18 @@ def domain_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except MemoryToolError as exc:
             raise click.ClickException(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, integrity...: not damage
+                raise
+            # Damage opening the index did not show: set it aside (as the hooks do), no traceback.
+            from .. import paths
+            from ..hooks import log_error
+
+            log_error("cli", exc)
+            raise click.ClickException(
+                f"the index {paths.index_file()} was damaged ({exc}): it was moved aside. "
+                "Run `memory-tool index` to rebuild it from the memory files (nothing is lost)."
+            ) from exc
 
     return wrapper  # type: ignore[return-value]
 
