@@ -120,6 +120,8 @@ def test_eight_writers_and_hooks_lose_nothing(project: Path, sandbox: Path) -> N
     reader.join(timeout=60)
     assert not failures, failures[:3]
     assert sum(hook_runs.values()) >= 2
+    if os.environ.get("MEMORY_TOOL_CONCURRENCY_STATS"):  # figures for RELIABILITY.md
+        Path(os.environ["MEMORY_TOOL_CONCURRENCY_STATS"]).write_text(json.dumps(hook_runs))
 
     written = [(entry_id, path) for rows in made.values() for entry_id, path in rows]
     assert len(written) == WRITERS * PER_WRITER
@@ -232,3 +234,32 @@ def test_parallel_cli_adds(project: Path) -> None:
     assert sorted(memory_index_lines(folder)) == sorted(Path(r["path"]).name for r in rows)
     with open_index() as idx:
         assert {r["id"] for r in rows} <= {e.id for e in idx.query("type = 'feedback'")}
+
+
+@pytest.mark.parametrize("which", ["refresh_for_wake", "refresh"])
+def test_a_memory_indexed_while_a_refresh_scans_is_kept(
+    which: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interleaving behind a lost index row: a refresh lists the folder, another process
+    then writes and indexes a new memory, and the refresh goes on. The new row must survive."""
+    from memory_tool.palace import add_memory
+
+    with open_index() as idx:
+        add_memory(idx, "An old fact.", type_="project", cwd=project)
+    real_scan = tree.scan
+    added: list[Any] = []
+
+    def scan_then_another_writer(folder: tree.Folder) -> Any:
+        items = list(real_scan(folder))
+        if not added and folder.source == "claude":
+            with open_index() as other:  # another process's connection
+                added.append(add_memory(other, "A new fact.", type_="project", cwd=project))
+        return iter(items)
+
+    monkeypatch.setattr(tree, "scan", scan_then_another_writer)
+    with open_index() as idx:
+        getattr(idx, which)(project)
+    monkeypatch.setattr(tree, "scan", real_scan)
+    (new,) = added
+    with open_index() as idx:
+        assert idx.get(new.id).path == new.path
