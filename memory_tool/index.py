@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from . import paths, tree
 from .errors import IndexCorruptError, InvalidIdError, UnknownIdError
 from .fsutil import DIR_MODE, FILE_MODE, ensure_dir
 from .migrations import apply_migrations
+from .record import field, record
 
 if TYPE_CHECKING:
     from .entry import Entry
@@ -46,7 +46,7 @@ ENTRY_COLUMNS = (
 RoomClassifier = Callable[["Entry"], "str | None"]
 
 
-@dataclass
+@record
 class RefreshStats:
     scanned: int = 0
     added: list[str] = field(default_factory=list)
