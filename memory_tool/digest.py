@@ -32,7 +32,7 @@ from .hot import (
     write_hot_file,
 )
 from .inbox import corrections, tagged_lines
-from .privacy import sanitize, strip_injected
+from .privacy import LazyPattern, sanitize, strip_injected
 from .situations import is_ack, situation_of
 from .transcript import EDIT_TOOLS, Event, read_from
 
@@ -175,10 +175,10 @@ def _push_action(state: dict[str, Any], text: str) -> None:
 
 
 # The line of a failure's output that names it (pytest's "E   ImportError: ...", "error: ...").
-_ERROR_LINE = re.compile(
+_ERROR_LINE = LazyPattern(
     r"\b(\w*Error|\w*Exception|FAILED|FAIL|fatal|error|panic|denied|not found)\b", re.IGNORECASE
 )
-_DECORATION = re.compile(r"^[\s=_*#.-]*(FAILURES|ERRORS)?[\s=_*#.-]*$|^[FE.sx]+$")
+_DECORATION = LazyPattern(r"^[\s=_*#.-]*(FAILURES|ERRORS)?[\s=_*#.-]*$|^[FE.sx]+$")
 
 
 def _first_error_line(text: str) -> str:
@@ -191,7 +191,7 @@ def _first_error_line(text: str) -> str:
 
 
 # `env -u X`, `FOO=1`: prefixes that change how a command runs, not which command it is.
-_ENV_PREFIX = re.compile(r"^(?:env(?:\s+-[iu](?:\s+[A-Za-z_]\w*)?)*\s+|[A-Za-z_]\w*=\S*\s+)+")
+_ENV_PREFIX = LazyPattern(r"^(?:env(?:\s+-[iu](?:\s+[A-Za-z_]\w*)?)*\s+|[A-Za-z_]\w*=\S*\s+)+")
 
 
 def _command_key(cmd: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import tokens
 from .config import CONTEXT_LINE_MAX_TOKENS, ENTRY_LINE_MAX_TOKENS
-from .privacy import escape_fence, sanitize
+from .privacy import LazyPattern, escape_fence, sanitize
 from .record import field, record
 
 TYPE_LETTERS = {
@@ -40,7 +40,7 @@ ID_RE = re.compile(r"^[a-z]-[0-9a-f]{6,12}$")
 USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 # Irreversible consequences (data loss, money, downtime, security breach) put a rule first.
-IRREVERSIBLE_RE = re.compile(
+IRREVERSIBLE_RE = LazyPattern(
     r"\b(data loss|lose data|irreversib\w*|destroy\w*|drop (table|database)|truncate|"
     r"rm -rf|force[- ]push\w*|delet\w*|wip\w*|production|prod\b|outage|downtime|billing|"
     r"money|charg\w+ (the )?(card|customer)|payment|secret\w*|credential\w*|api key|"
@@ -48,7 +48,7 @@ IRREVERSIBLE_RE = re.compile(
     re.IGNORECASE,
 )
 # Hard constraints: rules stated as obligations or prohibitions.
-CONSTRAINT_RE = re.compile(
+CONSTRAINT_RE = LazyPattern(
     r"\b(never|always|must|must not|do not|don't|dont|forbidden|required|only use|"
     r"hard constraint|constraint|under no circumstances)\b",
     re.IGNORECASE,

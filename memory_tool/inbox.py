@@ -21,7 +21,7 @@ from typing import Any
 
 from . import paths
 from .errors import MemoryToolError
-from .privacy import sanitize, strip_injected
+from .privacy import LazyPattern, sanitize, strip_injected
 from .record import record
 
 # kind -> (proposed memory type, proposed tier). A decision is project state; a gotcha is durable
@@ -36,22 +36,22 @@ KINDS: dict[str, tuple[str, str | None]] = {
 
 # `[DECISION] text`, `**[GOTCHA]:** text`, `- [defer] — text`: the tag anywhere in a line,
 # the rest of that line is the candidate.
-TAG_RE = re.compile(
+TAG_RE = LazyPattern(
     r"\[(DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**\s*(?P<text>\S.*)$",
     re.IGNORECASE | re.MULTILINE,
 )
 # A sentence the person typed that corrects or constrains how Claude works.
-CORRECTION_RE = re.compile(
+CORRECTION_RE = LazyPattern(
     r"^(?:please\s+|and\s+|but\s+|also\s+)?(?:no\b[,.!:]?|nope\b|wrong\b|not like that\b|"
     r"don'?t\b|do not\b|never\b|always\b|stop\b|avoid\b)"
     r"|\binstead\b"
     r"|\b(?:you|we) (?:should|must) (?:always|never|not)\b",
     re.IGNORECASE,
 )
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_SPLIT = LazyPattern(r"(?<=[.!?])\s+|\n+")
 # A rule can open a later clause: "Create a.py; never use tabs in it."
-_CLAUSE_SPLIT = re.compile(r"[;:\u2014]\s*|,\s+(?=(?:but|and|so)\b)|\s+-\s+")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_CLAUSE_SPLIT = LazyPattern(r"[;:\u2014]\s*|,\s+(?=(?:but|and|so)\b)|\s+-\s+")
+_BULLET = LazyPattern(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _WS = re.compile(r"\s+")
 # A prompt longer than this is a task description or a paste, not a correction.
 CORRECTION_PROMPT_MAX_CHARS = 600

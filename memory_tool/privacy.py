@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = [
     "FENCE_LOOKALIKE",
@@ -60,6 +61,15 @@ class LazyPattern:
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         return self.compiled.finditer(text)
+
+    def split(self, text: str) -> list[str | Any]:
+        return self.compiled.split(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled.findall(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text)
 
 
 # --------------------------------------------------------------------------------------------

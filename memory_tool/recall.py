@@ -53,8 +53,9 @@ QUERY_TAIL_CHARS = 1_000
 MAX_ROOMS = 2
 # The best this many L3 entries come as full text when the budget allows; the rest as lines.
 FULL_TEXT_TOP = 2
-# Candidates per room considered for L3 beyond FTS matches (by importance and recency).
-ROOM_FILL = 40
+# Candidates per room for L3, from the search and again by importance and recency: a 1,500-token
+# budget holds about 20 one-line memories, so more candidates only cost time.
+ROOM_FILL = 20
 # Fuzzy fallback: entries scanned and the rapidfuzz score a hit needs.
 FUZZY_SCAN = 5_000
 FUZZY_MIN_SCORE = 75
