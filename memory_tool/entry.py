@@ -8,7 +8,6 @@ the parsed, rendered and counted result from the index.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -102,6 +101,8 @@ class Entry:
 def make_id(type_: str, stable_key: str, salt: int = 0) -> str:
     """``<type letter>-<6 hex>``: a hash of where the file lives, so re-indexing keeps it."""
     material = stable_key if salt == 0 else f"{stable_key}#{salt}"
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
     digest = hashlib.sha1(material.encode("utf-8")).hexdigest()
     return f"{TYPE_LETTERS.get(type_, 'n')}-{digest[:6]}"
 
@@ -172,6 +173,8 @@ def one_line(text: str) -> str:
 
 def dedupe_key(text: str) -> str:
     words = _WORD.findall(text.lower())
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
     return hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()[:16]
 
 

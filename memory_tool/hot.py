@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import os
 import re
@@ -49,6 +48,8 @@ def session_key(session_id: str) -> str:
     """A file-name-safe form of the session id (Claude Code's are UUIDs)."""
     if _SAFE_SID.match(session_id):
         return session_id
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
     return "x" + hashlib.sha1(session_id.encode("utf-8", "replace")).hexdigest()[:32]
 
 

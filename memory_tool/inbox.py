@@ -12,7 +12,6 @@ the heavier modules inside the functions that need them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -101,6 +100,8 @@ def corrections(prompt: str) -> list[str]:
 def candidate_id(kind: str, text: str) -> str:
     """Stable across sessions: the same lesson found twice is one candidate."""
     words = " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
     return "i-" + hashlib.sha1(f"{kind}:{words}".encode()).hexdigest()[:6]
 
 

@@ -12,7 +12,6 @@ Hook path: stdlib plus our light modules; the tokenizer is never loaded here for
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -332,6 +331,8 @@ def units_for(
 
 
 def _hot_digest(units: list[Unit]) -> str:
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
     return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
 
 
