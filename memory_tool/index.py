@@ -75,8 +75,9 @@ def row_to_entry(row: sqlite3.Row) -> Entry:
     data = dict(row)
     data.pop("rowid", None)
     try:
-        data["tags"] = json.loads(data.get("tags") or "[]")
-        data["extra"] = json.loads(data.get("extra") or "{}")
+        tags, extra = data.get("tags") or "[]", data.get("extra") or "{}"
+        data["tags"] = [] if tags == "[]" else json.loads(tags)  # the common case, parse-free
+        data["extra"] = {} if extra == "{}" else json.loads(extra)
     except ValueError as exc:
         # We only ever store valid JSON here: garbage means the file is damaged (a truncated
         # index can read back without SQLite noticing). Report it as such, so the damaged

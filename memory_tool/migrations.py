@@ -69,6 +69,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX entries_source ON entries(source);
         """,
     ),
+    (
+        "004_room_rank_index",
+        """
+        CREATE INDEX entries_room_rank ON entries(room, importance DESC, created DESC);
+        """,
+    ),
 ]
 
 

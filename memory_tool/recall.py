@@ -56,6 +56,9 @@ FULL_TEXT_TOP = 2
 # Candidates per room for L3, from the search and again by importance and recency: a 1,500-token
 # budget holds about 20 one-line memories, so more candidates only cost time.
 ROOM_FILL = 20
+# L3 re-ranks fewer search candidates than a deep search: it runs on every prompt, and the room
+# filter already narrows the field.
+L3_CANDIDATE_FACTOR = 2
 # Fuzzy fallback: entries scanned and the rapidfuzz score a hit needs.
 FUZZY_SCAN = 5_000
 FUZZY_MIN_SCORE = 75
@@ -236,6 +239,7 @@ def search(
     exclude: set[str] | frozenset[str] = frozenset(),
     fuzzy: bool = True,
     home_project: str | None = None,
+    candidate_factor: int = CANDIDATE_FACTOR,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``."""
     from .config import today
@@ -263,23 +267,34 @@ def search(
             where.append("(e.source NOT IN ('claude', 'context') OR e.project = ?)")
             params.append(home_project)
         weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        # Rank on (rowid, score) only, then read the few rows that made the cut: sorting every
+        # match with its whole row (bodies included) was most of a prompt hook's search time.
         sql = (
-            f"SELECT e.*, bm25(entries_fts, {weights}) AS r FROM entries_fts "
+            f"SELECT e.rowid AS rid, bm25(entries_fts, {weights}) AS r FROM entries_fts "
             f"JOIN entries e ON e.rowid = entries_fts.rowid WHERE {' AND '.join(where)} "
             f"ORDER BY r LIMIT ?"
         )
-        params.append(max(limit, 1) * CANDIDATE_FACTOR + len(exclude))
+        params.append(max(limit, 1) * candidate_factor + len(exclude))
         today_ord = today().toordinal()
         cover = Coverage(terms)
         try:
-            rows = idx.conn.execute(sql, params).fetchall()
+            ranked = idx.conn.execute(sql, params).fetchall()
+            scores = {r["rid"]: float(r["r"]) for r in ranked}
+            marks = ",".join("?" * len(scores))
+            rows = (
+                idx.conn.execute(
+                    f"SELECT rowid AS rid, * FROM entries WHERE rowid IN ({marks})", list(scores)
+                ).fetchall()
+                if scores
+                else []
+            )
         except sqlite3.OperationalError:
-            rows = []
+            rows, scores = [], {}
         for row in rows:
             if row["id"] in exclude:
                 continue
             entry = row_to_entry(row)
-            rel = -float(row["r"])
+            rel = -scores[row["rid"]]
             prior = 1 + IMPORTANCE_BOOST * (entry.importance - 3)
             recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
             hits.append(Hit(entry, rel * prior * recency))
@@ -381,6 +396,7 @@ def room_recall(
         exclude=skip,
         fuzzy=False,
         home_project=home,
+        candidate_factor=L3_CANDIDATE_FACTOR,
     )
     matched = [h.entry for h in hits if h.entry.type != "user"]
     ids = {e.id for e in matched}
