@@ -104,8 +104,19 @@ def _parse_yaml_config() -> dict[str, Any]:
 
 
 def load_config() -> dict[str, Any]:
-    """The effective configuration: defaults overridden by config.yaml."""
-    user = cached_json("config", [config_path()], _parse_yaml_config)
+    """The effective configuration: defaults overridden by config.yaml. A config.yaml that does
+    not parse is reported (stderr and the hook log) and the defaults apply: a typo must not
+    switch memory off."""
+    try:
+        user = cached_json("config", [config_path()], _parse_yaml_config)
+    except ConfigError as exc:
+        import sys
+
+        from .hooks import log_error
+
+        print(f"memory-tool: {exc} Using the defaults meanwhile.", file=sys.stderr)
+        log_error("config", f"{exc} Using the defaults meanwhile.")
+        user = {}
     return _merge(DEFAULTS, user if isinstance(user, dict) else {})
 
 

@@ -61,7 +61,8 @@ def test_add_redacts_secrets_and_drops_private_text(project: Path) -> None:
         "reference",
         "--cwd",
         str(project),
-        "Staging key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 <private>my diary</private> ok",
+        "Staging key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 "
+        "<private>my diary</private> ok",
     )
     (path,) = paths.project_memory_dir(project).glob("reference_*.md")
     text = path.read_text()
@@ -111,3 +112,12 @@ def test_index_command_reports_counts(project: Path) -> None:
     cli("add", "--type", "project", "--cwd", str(project), "Fact.")
     out = cli("index", "--rebuild", "--cwd", str(project))
     assert "1 entries" in out
+
+
+def test_an_invalid_config_falls_back_to_defaults_and_says_so(project: Path) -> None:
+    cli("init")
+    (paths.state_root() / "config.yaml").write_text("budgets: [l1_tokens: : {\n")
+    cli("add", "--type", "project", "--cwd", str(project), "Still loaded.")
+    result = CliRunner().invoke(main, ["wake", "--cwd", str(project)])
+    assert result.exit_code == 0 and "Still loaded." in result.output
+    assert "config.yaml" in paths.log_file().read_text()

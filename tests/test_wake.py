@@ -155,8 +155,8 @@ def test_expired_memories_are_left_out(project: Path) -> None:
 def random_tree(project: Path, seed: int) -> None:
     rng = random.Random(seed)
     words = (
-        ["deploy", "auth", "cache", "token", "user", "prod", "never", "always", "database", "🚀", "naïve", "é", "```code```", "==="]
-    )
+        "deploy auth cache token user prod never always database 🚀 naïve é ```code``` ==="
+    ).split()
     d = paths.project_memory_dir(project)
     for i in range(rng.randint(0, 60)):
         kind = rng.choice(["user", "feedback", "project", "reference"])
