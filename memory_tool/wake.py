@@ -123,7 +123,8 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
         top = rules(picked)[:RECAP_MAX_RULES]
         if top:
             names = "; ".join(escape_fence(_label(e)) for e in top)
-            units.append(unit(f"Recap of the rules that matter most: {names}.\n"))
+            end = "" if names.endswith("…") else "."
+            units.append(unit(f"Recap of the rules that matter most: {names}{end}\n"))
         return units
 
     l1_ranked = dedupe(rank(l1_candidates(index), day, cfg))
