@@ -84,11 +84,8 @@ def _cwd(payload: dict[str, Any]) -> str:
 
 def _open_index() -> Any:
     from .index import open_index
-    from .rooms import room_classifier
 
-    idx = open_index()
-    idx.room_classifier = room_classifier()
-    return idx
+    return open_index()
 
 
 def spawn_background_refresh() -> None:

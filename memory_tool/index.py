@@ -505,7 +505,10 @@ def _folder_of(path: str, folders: dict[str, tree.Folder]) -> tree.Folder | None
 
 
 def open_index() -> Index:
-    """Open the index, recovering from corruption that only shows on first use."""
+    """Open the index, recovering from corruption that only shows on first use. Memories it
+    indexes without a room get one from the room classifier (compiled only if needed)."""
+    from .rooms import room_classifier
+
     idx = Index.open()
     try:
         idx.conn.execute("SELECT count(*) FROM entries").fetchone()
@@ -513,6 +516,7 @@ def open_index() -> Index:
         idx.close()
         _quarantine(idx.path)
         idx = Index.open()
+    idx.room_classifier = room_classifier()
     return idx
 
 

@@ -48,7 +48,7 @@ from .hot import (
     session_lock,
     write_hot_file,
 )
-from .index import Index
+from .index import Index, open_index
 from .privacy import sanitize, strip_injected
 
 # --- the cold summary's size ---------------------------------------------------------------------
@@ -474,15 +474,6 @@ def model_summary(state: dict[str, Any], max_chars: int) -> str:
 # --- the job -------------------------------------------------------------------------------------
 
 
-def _open_index() -> Index:
-    from .index import open_index
-    from .rooms import room_classifier
-
-    idx = open_index()
-    idx.room_classifier = room_classifier()
-    return idx
-
-
 def _has_content(state: dict[str, Any]) -> bool:
     return bool(state["prompt_count"] or state["tool_calls"] or state["final"])
 
@@ -512,7 +503,7 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             state["model_summary"] = model_summary(state, max_chars) or state.get(
                 "model_summary", ""
             )
-        idx = _open_index()
+        idx = open_index()
         try:
             entry = write_cold(idx, state)
             handoff = read_handoff_section(session_id)

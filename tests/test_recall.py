@@ -177,17 +177,18 @@ def test_deep_search_injects_ids_and_summaries_not_full_text(project: Path) -> N
     long_tail = " ".join(f"detail{i}" for i in range(300))
     write_memory(
         paths.state_root() / "wiki",
-        "cache.md",
-        f"We decided to drop the Redis cache layer in March. {long_tail}",
-        description="Decision: drop the Redis cache layer",
+        "mascot.md",
+        f"We decided to rename the team mascot to Quokka in March. {long_tail}",
+        description="Decision: the team mascot is now Quokka",
     )
+    question = "what did we decide about the team mascot"  # no room: only L4 can bring it
     with open_index() as idx:
         idx.refresh(project)
-        result = deep_recall(idx, "what did we decide about the redis cache layer", budget=3000)
+        result = deep_recall(idx, question, budget=3000)
     assert result.picked
     assert result.picked[0].id in result.text
     assert "detail250" not in result.text  # summaries only
-    text, _ = prompt_context(payload(project, "what did we decide about the redis cache layer"))
+    text, _ = prompt_context(payload(project, question))
     assert "(L4" in text and "detail250" not in text
 
 

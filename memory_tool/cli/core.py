@@ -9,19 +9,12 @@ import click
 
 from .. import paths, tokens
 from ..config import load_config, today
-from ..index import Index, open_index
+from ..index import open_index
 from ..layers import dedupe, l1_candidates, l2_candidates, rank
 from ..palace import WRITABLE_TYPES, add_memory, init_palace
-from ..rooms import room_classifier
 from ..wake import build_brief
 from . import domain_errors, main
 from .options import cwd_option, json_option
-
-
-def _index() -> Index:
-    idx = open_index()
-    idx.room_classifier = room_classifier()
-    return idx
 
 
 @main.command()
@@ -47,7 +40,7 @@ def wake(cwd: str, as_json: bool) -> None:
     """Print exactly what SessionStart injects here, with each layer's tokens."""
     from ..hygiene.wake_line import wake_units
 
-    with _index() as idx:
+    with open_index() as idx:
         idx.refresh_for_wake(cwd)
         # The same extra line SessionStart adds when memory needs attention.
         brief = build_brief(idx, cwd, extra=wake_units(idx, cwd))
@@ -96,7 +89,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
     """List memories: all, or one always-loaded layer in priority order.
 
     With --layer, entries the brief holds are marked '*'; the others were deferred."""
-    with _index() as idx:
+    with open_index() as idx:
         if layer:
             idx.refresh_for_wake(cwd)
             brief = build_brief(idx, cwd)
@@ -133,7 +126,7 @@ def show(entry_id: str) -> None:
     """Show one memory in full, with the file it comes from."""
     from ..entry import full_text
 
-    with _index() as idx:
+    with open_index() as idx:
         e = idx.get(entry_id)
     click.echo(full_text(e), nl=False)
     click.echo(f"file: {e.path}")
@@ -177,7 +170,7 @@ def add(
     spans dropped before anything is written."""
     if type_ is None:
         type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
-    with _index() as idx:
+    with open_index() as idx:
         entry = add_memory(
             idx,
             " ".join(text),
@@ -203,7 +196,7 @@ def add(
 @domain_errors
 def index(rebuild: bool, cwd: str, as_json: bool) -> None:
     """Bring the search index up to date with the memory files."""
-    with _index() as idx:
+    with open_index() as idx:
         stats = idx.rebuild(cwd) if rebuild else idx.refresh(cwd)
         total = idx.count()
     if as_json:

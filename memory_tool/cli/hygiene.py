@@ -21,7 +21,6 @@ from ..hygiene.fix import FixResult, fix
 from ..hygiene.report import NOTE, PROBLEM, Finding, Report
 from ..hygiene.wake_line import wake_units
 from ..index import Index, open_index
-from ..rooms import room_classifier
 from ..wake import build_brief
 from . import domain_errors, main
 from .options import cwd_option, json_option
@@ -46,12 +45,6 @@ TITLES = {
 BAR_WIDTH = 30
 # Shown when the tiers module is absent: the hot tier's injection cap (tiers.HOT_INJECT_MAX_TOKENS).
 HOT_TARGET_TOKENS = 500
-
-
-def _index() -> Index:
-    idx = open_index()
-    idx.room_classifier = room_classifier()
-    return idx
 
 
 def _short(path: str) -> str:
@@ -128,7 +121,7 @@ def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> No
     Exit 0 when clean, 1 when there are problems (for pre-commit hooks and CI). Notes (inferred
     dates, links to write, paths not checkable) do not fail the run. --fix only does safe,
     reversible things after copying each touched file to <state>/backups/<time>/."""
-    with _index() as idx:
+    with open_index() as idx:
         idx.refresh(cwd)
         report = diagnose(idx, cwd, duplicates=not no_duplicates)
         fixed: FixResult | None = None
@@ -172,7 +165,7 @@ def stale_cmd(as_json: bool) -> None:
 
     Staleness ages per type come from config.yaml (stale_days); an `expires:` date wins.
     A stale memory still loads, at a tenth of its weight: review it, update it or delete it."""
-    with _index() as idx:
+    with open_index() as idx:
         idx.refresh()
         items = stale_items(idx.query("source != 'session'"), today(), load_config())
     if as_json:
@@ -303,7 +296,7 @@ def budget_cmd(
 
     L1 and L2 are the SessionStart brief; L3 is room recall for --prompt or --room; the hot
     tier is a session's working state. Exact cl100k counts of the text actually emitted."""
-    with _index() as idx:
+    with open_index() as idx:
         idx.refresh(cwd)  # all of it: L3 reads rooms that the wake-up refresh skips
         brief = build_brief(idx, cwd, extra=wake_units(idx, cwd))  # as the hook does
         l1, l2 = brief.layers["L1"], brief.layers["L2"]

@@ -17,17 +17,10 @@ from ..config import budget as config_budget
 from ..config import load_config
 from ..errors import MemoryToolError
 from ..hot import hot_path, latest_state, load_state, render_hot
-from ..index import Index, open_index
-from ..rooms import room_classifier
+from ..index import open_index
 from ..situations import LOAD_TABLE, SITUATIONS, situation_of
 from . import domain_errors, main
 from .options import cwd_option, json_option
-
-
-def _index() -> Index:
-    idx = open_index()
-    idx.room_classifier = room_classifier()
-    return idx
 
 
 def _state_for(session: str | None, cwd: str) -> dict[str, Any] | None:
@@ -77,7 +70,7 @@ def context(
     chosen = situation or situation_of(prompt)
     query = prompt or (state["task"] if state else "")
     tokens_budget = budget if budget is not None else config_budget(load_config(), "l4")
-    with _index() as idx:
+    with open_index() as idx:
         units = tiers.units_for(
             idx,
             chosen,
@@ -195,7 +188,7 @@ def scribe(
     SessionEnd; --roll promotes summaries older than cold.retention_days to the wiki and removes
     them."""
     if roll:
-        with _index() as idx:
+        with open_index() as idx:
             report = scribe_mod.roll(idx)
         if as_json:
             data = {"removed": report.removed, "promoted": [e.id for e in report.promoted]}
@@ -275,7 +268,7 @@ def inbox(ctx: click.Context, as_json: bool) -> None:
 @domain_errors
 def inbox_accept(candidate_id: str, room: str | None, cwd: str | None) -> None:
     """Save a candidate as a memory (Claude Code format, dated, with its MEMORY.md line)."""
-    with _index() as idx:
+    with open_index() as idx:
         entry = inbox_mod.accept(idx, candidate_id, room=room, cwd=cwd)
     click.echo(f"saved {entry.id} -> {entry.path}")
 
