@@ -8,6 +8,7 @@ else changed in between, the file comes back byte for byte (or disappears if we 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import shutil
@@ -237,6 +238,13 @@ def uninstall() -> UninstallReport:
             restored = True
         elif removed:
             atomic_write_text(path, _dump(cleaned))
+    backup = path.with_name(path.name + ".memory-tool.bak")
+    if restored and backup.exists():
+        # The backup only matters while our edit is in place; once the file is back byte for
+        # byte it is a leftover of ours.
+        with contextlib.suppress(OSError):
+            if original is None or backup.read_text(encoding="utf-8") == original:
+                backup.unlink()
     removed_files, kept_files = [], []
     for target, sha in record.get("files", []):
         p = Path(target)

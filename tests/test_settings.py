@@ -44,6 +44,8 @@ def test_install_merges_and_uninstall_restores_bytes() -> None:
     assert path.with_name("settings.json.memory-tool.bak").read_text() == USER_SETTINGS
     settings.uninstall()
     assert path.read_text() == USER_SETTINGS
+    files = sorted(p.name for p in path.parent.iterdir() if p.is_file())
+    assert files == ["settings.json"]  # the backup went with our edit
 
 
 def test_install_is_idempotent() -> None:
