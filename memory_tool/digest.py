@@ -13,12 +13,12 @@ Hook path: stdlib plus our light modules.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import time
 from typing import Any
 
 from . import paths
+from .hooks import payload_cwd
 from .hot import (
     HOT_ACTIONS,
     HOT_BLOCKERS,
@@ -96,14 +96,6 @@ def new_state(session_id: str, cwd: str, transcript_path: str) -> dict[str, Any]
 def payload_str(payload: dict[str, Any], key: str) -> str:
     value = payload.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _cwd_of(payload: dict[str, Any]) -> str:
-    cwd = payload_str(payload, "cwd")
-    if cwd and os.path.isdir(cwd):
-        return cwd
-    env = os.environ.get("CLAUDE_PROJECT_DIR")
-    return env if env and os.path.isdir(env) else os.getcwd()
 
 
 def epoch(ts: str) -> float | None:
@@ -319,7 +311,7 @@ def _open_state(payload: dict[str, Any]) -> dict[str, Any] | None:
     state = load_state(sid)
     transcript_path = payload_str(payload, "transcript_path")
     if state is None:
-        state = new_state(sid, _cwd_of(payload), transcript_path)
+        state = new_state(sid, payload_cwd(payload), transcript_path)
     elif transcript_path and transcript_path != state.get("transcript_path"):
         state["transcript_path"] = transcript_path
         state["offset"] = 0

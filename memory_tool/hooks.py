@@ -74,7 +74,8 @@ def _context(event: str, text: str) -> dict[str, Any] | None:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def _cwd(payload: dict[str, Any]) -> str:
+def payload_cwd(payload: dict[str, Any]) -> str:
+    """The session's working directory: the payload's cwd, else $CLAUDE_PROJECT_DIR, else ours."""
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
         return cwd
@@ -126,7 +127,7 @@ def background_refresh() -> int:
 def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
     from .index import FULL_REFRESH_INTERVAL_S
 
-    cwd = _cwd(payload)
+    cwd = payload_cwd(payload)
     source = str(payload.get("source") or "startup")
     resuming = source in ("resume", "compact")
     idx = _open_index()

@@ -33,6 +33,7 @@ class Layer:
     picked: list[Entry] = field(default_factory=list)
     omitted: list[Entry] = field(default_factory=list)
     units: list[Unit] = field(default_factory=list)
+    rooms: list[tuple[str, float]] = field(default_factory=list)  # L3: the rooms that chose it
 
     @property
     def tokens(self) -> int:

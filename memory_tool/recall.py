@@ -13,9 +13,9 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .layers import Unit, pack, rank
+from .layers import Layer, Unit, pack, rank
 from .privacy import LazyPattern, escape_fence, strip_injected
-from .record import field, record
+from .record import record
 
 if TYPE_CHECKING:
     from .entry import Entry
@@ -118,24 +118,8 @@ class Hit:
     score: float
 
 
-@record
-class RecallResult:
-    """What one layer contributes to a prompt's context."""
-
-    layer: str
-    budget: int
-    units: list[Unit] = field(default_factory=list)
-    rooms: list[tuple[str, float]] = field(default_factory=list)
-    picked: list[Entry] = field(default_factory=list)
-    omitted: list[Entry] = field(default_factory=list)
-
-    @property
-    def tokens(self) -> int:
-        return sum(u.tokens for u in self.units)
-
-    @property
-    def text(self) -> str:
-        return "".join(u.text for u in self.units)
+# What one layer contributes to a prompt's context (L3 also records the rooms that chose it).
+RecallResult = Layer
 
 
 # --- queries ---------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     if not isinstance(prompt, str) or not prompt.strip():
         return "", []
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    cwd = hooks._cwd(payload)
+    cwd = hooks.payload_cwd(payload)
     cfg = load_config()
     recall_cfg = cfg.get("recall", {})
     seen = seen_ids(session_id)

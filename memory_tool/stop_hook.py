@@ -56,7 +56,7 @@ def on_stop(payload: dict[str, Any]) -> dict[str, Any] | None:
     from .config import load_config
     from .handoff import decide
 
-    result = decide(payload, state, load_config(), hooks._cwd(payload))
+    result = decide(payload, state, load_config(), hooks.payload_cwd(payload))
     _scribe(state, final=False)
     return result
 

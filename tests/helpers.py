@@ -61,3 +61,22 @@ def run_hook(
         timeout=60,
         env={**os.environ, **(env or {})},
     )
+
+
+def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
+    """A SessionStart payload as Claude Code sends it."""
+    return {
+        "session_id": "s1",
+        "transcript_path": "/nonexistent.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
+
+
+def log_text() -> str:
+    """The hook log so far ("" when nothing was logged)."""
+    from memory_tool import paths
+
+    log = paths.log_file()
+    return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, write_memory
+from helpers import REPO, log_text, start_payload, write_memory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,21 +32,6 @@ from memory_tool.settings import HOOK_EVENTS, hook_command
 HOOK_EVENTS_TIMEOUT = HOOK_EVENTS["SessionStart"][2]
 # Claude Code replaces hook output longer than this with a preview and a file path.
 MAX_OUTPUT_CHARS = 10_000
-
-
-def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
-    return {
-        "session_id": "s1",
-        "transcript_path": "/nonexistent.jsonl",
-        "cwd": str(project),
-        "hook_event_name": "SessionStart",
-        "source": source,
-    }
-
-
-def log_text() -> str:
-    log = paths.log_file()
-    return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
 
 
 def run_installed(

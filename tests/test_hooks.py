@@ -7,24 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import run_hook, write_memory
+from helpers import log_text, run_hook, start_payload, write_memory
 
 from memory_tool import paths
-
-
-def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
-    return {
-        "session_id": "s1",
-        "transcript_path": "/nonexistent.jsonl",
-        "cwd": str(project),
-        "hook_event_name": "SessionStart",
-        "source": source,
-    }
-
-
-def log_text() -> str:
-    log = paths.log_file()
-    return log.read_text() if log.exists() else ""
 
 
 @pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
