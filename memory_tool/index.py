@@ -306,7 +306,7 @@ class Index:
         paths_ = [
             r[0]
             for r in self.conn.execute(
-                "SELECT path FROM entries WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+                "SELECT path FROM entries WHERE path >= ? AND path < ?", _prefix_range(prefix)
             )
         ]
         self._write([], paths_)
@@ -402,7 +402,7 @@ class Index:
             removable += [
                 r[0]
                 for r in self.conn.execute(
-                    "SELECT path FROM entries WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+                    "SELECT path FROM entries WHERE path >= ? AND path < ?", _prefix_range(prefix)
                 )
             ]
             for p, mtime, size in tree.scan(folder):
@@ -490,6 +490,12 @@ class Index:
         self.conn.execute("DELETE FROM transcripts")
         self.conn.execute("DELETE FROM token_cache")
         return self.refresh(cwd)
+
+
+def _prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds of the paths that start with ``prefix``, for a range scan of the path index
+    (``substr(path, ...) = prefix`` read the whole table: 40 ms a SessionStart at 100,000)."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 def _folder_of(path: str, folders: dict[str, tree.Folder]) -> tree.Folder | None:

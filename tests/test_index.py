@@ -127,3 +127,13 @@ def test_palace_sources_get_their_types_and_rooms(project: Path) -> None:
     assert got["me.md"][0] == "user"
     assert got["pool.md"] == ("note", "database", "folder")
     assert got["adr-1.md"][0] == "wiki"
+
+
+def test_prefix_range_holds_exactly_the_paths_under_a_folder() -> None:
+    from memory_tool.index import _prefix_range
+
+    low, high = _prefix_range("/a/mem/")
+    inside = ["/a/mem/x.md", "/a/mem/sub/y.md", "/a/mem/\U0010ffff.md"]
+    outside = ["/a/mem", "/a/mem0/x.md", "/a/mem-b/x.md", "/a/me/x.md", "/b/mem/x.md"]
+    assert all(low <= p < high for p in inside)
+    assert not any(low <= p < high for p in outside)
