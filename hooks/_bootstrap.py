@@ -2,8 +2,10 @@
 
 Claude Code runs each hook as ``<venv python> -S <script>``: skipping the ``site`` import saves
 about 10 ms on every prompt, so the package folder and the environment's site-packages (needed
-only on slow paths: YAML, tokenizer) are put on ``sys.path`` here by hand. Whatever goes wrong,
-the session must not break: a missing or broken package exits 0 silently.
+only on slow paths: YAML, tokenizer) are put on ``sys.path`` here by hand. A routed event
+(UserPromptSubmit) is first handed to the resident hook server (memory_tool/client.py); without
+one, the hook runs in-process and starts one for the next prompt. Whatever goes wrong, the
+session must not break: a missing or broken package exits 0 silently.
 """
 
 import os
@@ -22,8 +24,25 @@ def run(event: str) -> None:
         if os.path.exists(os.path.join(venv, "pyvenv.cfg")):
             sys.path.append(os.path.join(venv, "lib", version, "site-packages"))
         sys.path.append(os.path.join(sys.prefix, "lib", version, "site-packages"))
+    status = None
+    stdin = None
     try:
-        from memory_tool.hooks import run as run_hook
+        from memory_tool import client
+
+        if event in client.ROUTED_EVENTS:
+            stdin = sys.stdin.buffer.read(client.MAX_STDIN_BYTES + 1)
+            status = client.forward(event, stdin)
+            if status == "ok":
+                sys.exit(0)
+    except Exception:  # noqa: BLE001 - no server help: run in-process below
+        pass
+    try:
+        import io
+
+        from memory_tool import hooks
     except Exception:  # noqa: BLE001 - never break the session
         sys.exit(0)
-    sys.exit(run_hook(event))
+    code = hooks.run(event, stdin=None if stdin is None else io.BytesIO(stdin))
+    if status == "absent":
+        hooks.start_server()
+    sys.exit(code)

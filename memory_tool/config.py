@@ -71,6 +71,7 @@ DEFAULTS: dict[str, Any] = {
     "handoff": {"mode": "block", "min_file_edits": 5, "min_tool_calls": 20},
     "cold": {"retention_days": 30, "model_summary": False, "model_summary_max_chars": 4000},
     "hygiene": {"enabled": True},
+    "server": {"enabled": True},
 }
 
 

@@ -16,11 +16,9 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from . import paths
+from .client import MAX_STDIN_BYTES
 from .config import MAX_HOOK_OUTPUT_CHARS
 
-# A hook payload is small JSON; a prompt can be large (pasted logs), so allow generous input but
-# refuse to buffer without bound.
-MAX_STDIN_BYTES = 32 * 1024 * 1024
 # The hook log is for diagnosis, not history: rotate it at this size.
 MAX_LOG_BYTES = 1024 * 1024
 
@@ -108,6 +106,16 @@ def spawn_background_refresh() -> None:
         log_error("background-refresh", exc)
 
 
+def start_server() -> None:
+    """Start the resident hook server for the next prompts (server.py), when allowed."""
+    try:
+        from . import server
+
+        server.ensure_running()
+    except Exception as exc:  # noqa: BLE001
+        log_error("server", exc)
+
+
 def background_refresh() -> int:
     from .fsutil import file_lock
 
@@ -156,6 +164,7 @@ def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
         forget_old_sessions()
         spawn_background_refresh()
+    start_server()  # warm for the session's first prompt
     return _context("SessionStart", text)
 
 

@@ -49,7 +49,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import core, hygiene, install, recall, tiers  # noqa: F401 - importing registers the commands
+    from . import core, hygiene, install, recall, server, tiers  # noqa: F401 - importing registers
 
 
 _register()

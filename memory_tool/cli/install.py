@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import settings
+from .. import server, settings
 from . import domain_errors, main
 
 
@@ -18,6 +18,8 @@ def install(dry_run: bool) -> None:
         click.echo(plan.after, nl=False)
         click.echo(f"(dry run: {plan.settings_path} not changed)", err=True)
         return
+    if server.stop():  # the hooks may have changed: the next prompt starts a fresh server
+        click.echo("  stopped the running hook server (it restarts with the next session)")
     state = "updated" if plan.changes else "already up to date"
     click.echo(f"{plan.settings_path}: {state}")
     for event, command in plan.commands.items():
@@ -33,6 +35,7 @@ def install(dry_run: bool) -> None:
 @domain_errors
 def uninstall() -> None:
     """Remove exactly the hooks and files memory-tool installed."""
+    server.stop()  # nothing of ours may keep running
     report = settings.uninstall()
     how = "restored byte for byte" if report.restored_exact else "hooks removed"
     click.echo(f"{report.settings_path}: {report.removed_handlers} handlers removed ({how})")

@@ -1,0 +1,135 @@
+"""The hook side of the resident hook server (``server.py``): hand one hook call to it.
+
+A hook is a new Python process per prompt. Started with ``-S``, the interpreter alone costs about
+9 ms; importing what the recall path needs (re, json, sqlite3, pathlib, typing, our modules) costs
+about 30 ms more, and warming caches more again: several times the work itself. A resident
+process that already holds all of that answers in a few milliseconds, so the hook script only has
+to pass its stdin along and print the answer.
+
+This module is imported by ``hooks/_bootstrap.py`` before anything else, so it uses nothing but
+``os``, ``sys`` and the C ``_socket`` module (``import socket`` alone costs ~9 ms: it pulls in
+enum and selectors), and not even ``__future__``. Every failure means "not handled": the hook then runs in-process, exactly
+as without a server. Nothing here may raise.
+"""
+
+import os
+import sys
+
+PROTOCOL = b"MT1"
+# Events the hook scripts hand to the server. UserPromptSubmit runs on every prompt, so it is
+# the one whose start-up cost matters; the other hooks run once or twice a session.
+ROUTED_EVENTS = frozenset({"UserPromptSubmit"})
+# A hook payload is small JSON; a prompt can be large (pasted logs), so allow generous input but
+# refuse to buffer without bound.
+MAX_STDIN_BYTES = 32 * 1024 * 1024
+# A warm server answers in milliseconds (~200 ms for a past question over 100,000 files). Past
+# this, something is wrong (a stuck disk, a locked index): give up and run in-process, which
+# costs one slow prompt instead of a hung one.
+TIMEOUT_S = 3.0
+# AF_UNIX paths are limited to 108 bytes on Linux and 104 on macOS; keep a margin.
+MAX_SOCKET_PATH = 100
+# Outcomes of forward(): the answer, or why there is none.
+ABSENT = "absent"  # no server listening (or one that is retiring): the caller may start one
+OFF = "off"  # disabled by MEMORY_TOOL_SERVER=0, or no unix sockets on this platform
+FAILED = "failed"  # a server answered badly or too slowly: run in-process, start nothing
+
+
+def state_root() -> str:
+    """``paths.state_root()`` without pathlib (a test keeps the two in step)."""
+    env = os.environ.get("MEMORY_TOOL_HOME")
+    if env:
+        return os.path.expanduser(env)
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    home = os.path.expanduser("~")
+    base = os.path.expanduser(config) if config else os.path.join(home, ".claude")
+    return os.path.join(base, "memory-tool")
+
+
+def _fnv1a(data: bytes) -> int:
+    """A stable 64-bit hash (``hash()`` is salted per process; hashlib costs an import)."""
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def socket_path(root: str | None = None) -> str:
+    """Where the server of this state root listens: ``<state>/run/hooks.sock``, or, when that
+    path is too long for a unix socket, a private per-user folder named by a hash of the root."""
+    root = state_root() if root is None else root
+    path = os.path.join(root, "run", "hooks.sock")
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path
+    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    digest = _fnv1a(os.fsencode(os.path.abspath(root)))
+    return os.path.join(base, f"memory-tool-{os.getuid()}", f"{digest:016x}.sock")
+
+
+def disabled() -> bool:
+    return os.environ.get("MEMORY_TOOL_SERVER", "").strip().lower() in ("0", "off", "false", "no")
+
+
+def request(event: str, body: bytes, timeout: float = TIMEOUT_S) -> tuple[str, bytes]:
+    """Send one request; returns ("ok", answer) or (ABSENT | OFF | FAILED, b"")."""
+    if disabled():
+        return OFF, b""
+    try:
+        import _socket
+    except ImportError:
+        return OFF, b""
+    family = getattr(_socket, "AF_UNIX", None)
+    if family is None:
+        return OFF, b""
+    sock = None
+    try:
+        sock = _socket.socket(family, _socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(socket_path())
+        except OSError:
+            return ABSENT, b""
+        try:
+            cwd = os.getcwdb()
+        except OSError:
+            cwd = b""
+        env = b"\0".join(k + b"=" + v for k, v in os.environb.items())
+        head = b"%s %s %d %d %d\n" % (PROTOCOL, event.encode(), len(cwd), len(env), len(body))
+        sock.sendall(head + cwd + env + body)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        answer = b"".join(chunks)
+    except OSError:
+        return FAILED, b""
+    finally:
+        if sock is not None:
+            try:  # noqa: SIM105 - contextlib is an import this path does not otherwise pay for
+                sock.close()
+            except OSError:
+                pass
+    status, _, rest = answer.partition(b"\n")
+    if status == b"OK":
+        return "ok", rest
+    if status == b"RETRY":  # the server is retiring (its code changed): a new one may start
+        return ABSENT, b""
+    return FAILED, b""
+
+
+def forward(event: str, stdin: bytes) -> str:
+    """Run hook ``event`` in the server and print its output. Returns "ok" when done, else why
+    not (ABSENT, OFF, FAILED): the caller then runs the hook in-process with the same stdin."""
+    if event not in ROUTED_EVENTS:
+        return OFF
+    status, out = request(event, stdin)
+    if status != "ok":
+        return status
+    try:
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    except OSError:
+        pass  # Claude Code went away; nothing more to do
+    return "ok"
