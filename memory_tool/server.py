@@ -126,8 +126,11 @@ def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     """Run one hook call as the caller would have: its environment, its working directory."""
     from . import hooks
 
+    tz = os.environ.get("TZ")
     os.environ.clear()
     os.environ.update(env)
+    if env.get("TZ") != tz:
+        time.tzset()  # "today" is the caller's local day
     try:
         os.chdir(cwd or b"/")
     except OSError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
+import time
 
 import pytest
 from claude_sandbox import (
@@ -99,3 +100,34 @@ def test_have_we_done_this_before_brings_ids_and_summaries_not_full_texts(
     text = req.text()
     assert "ZBODYONEQ" not in text and "ZBODYTWOQ" not in text  # no full texts
     assert "ZCOFFEEQ" not in block  # nor unrelated memories
+
+
+def test_prompts_answered_by_the_hook_server_bring_the_room_recall(sandbox: Sandbox) -> None:
+    """The shipped default: SessionStart starts the resident hook server and prompts go through
+    it (byte-for-byte equality with the in-process hook is tested in tests/test_server.py)."""
+    memory_tool(sandbox, "install")
+    auth = add(
+        sandbox, "--room", "authentication", "Refresh tokens rotate every 15 minutes ZAUTHQ."
+    )
+    served = {"MEMORY_TOOL_NO_BACKGROUND": None}  # let the hooks start the server
+    try:
+        _ok(run_claude_with_memory(sandbox, "hello", env=served))  # starts the server
+        status = memory_tool(sandbox, "server", "status", check=False)
+        for _ in range(100):
+            if status.returncode == 0:
+                break
+            time.sleep(0.1)
+            status = memory_tool(sandbox, "server", "status", check=False)
+        assert status.returncode == 0, status.stdout + status.stderr
+        calls = int(status.stdout.split("calls=")[1].split()[0])
+
+        sandbox.api.reset()
+        _ok(run_claude_with_memory(sandbox, "How does the login token refresh work?", env=served))
+        status = memory_tool(sandbox, "server", "status")
+        assert int(status.stdout.split("calls=")[1].split()[0]) == calls + 1  # it answered
+        (block,) = injected_by(sandbox.api.main_requests()[0], "UserPromptSubmit")
+    finally:
+        memory_tool(sandbox, "server", "stop", check=False)
+    assert "## Memories about authentication (L3)" in block
+    assert "ZAUTHQ" in block and f"[{auth}]" in block and len(block) < 10_000
+    assert memory_tool(sandbox, "server", "status", check=False).returncode == 1
