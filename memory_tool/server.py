@@ -122,15 +122,19 @@ def _read_request(conn: socket.socket) -> tuple[str, bytes, dict[str, str], byte
     return parts[1].decode("ascii", "replace"), cwd, env, body
 
 
+# The TZ the time module was last set to (tzset); the server's own at start.
+_applied_tz: list[str | None] = [os.environ.get("TZ")]
+
+
 def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     """Run one hook call as the caller would have: its environment, its working directory."""
     from . import hooks
 
-    tz = os.environ.get("TZ")
     os.environ.clear()
     os.environ.update(env)
-    if env.get("TZ") != tz:
+    if env.get("TZ") != _applied_tz[0]:
         time.tzset()  # "today" is the caller's local day
+        _applied_tz[0] = env.get("TZ")
     try:
         os.chdir(cwd or b"/")
     except OSError:

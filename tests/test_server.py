@@ -296,3 +296,19 @@ def test_status_and_stop_from_the_cli(allow_server: None) -> None:
     assert status.returncode == 0 and json.dumps(client.socket_path())[1:-1] in status.stdout
     stopped = subprocess.run([*cli, "stop"], capture_output=True, text=True)
     assert "stopped" in stopped.stdout and server.ping() is None
+
+
+def test_each_call_gets_its_callers_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TZ", raising=False)
+    time.tzset()
+    home = time.timezone
+    env = dict(os.environ)
+    try:
+        server.handle("NoSuchEvent", b"/", {**env, "TZ": "Etc/GMT+5"}, b"{}")
+        assert time.timezone == 5 * 3600
+        server.handle("NoSuchEvent", b"/", env, b"{}")
+        assert time.timezone == home
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+        time.tzset()
