@@ -303,12 +303,14 @@ def test_each_call_gets_its_callers_time_zone(monkeypatch: pytest.MonkeyPatch) -
     time.tzset()
     home = time.timezone
     env = dict(os.environ)
+    cwd = os.getcwd()
     try:
         server.handle("NoSuchEvent", b"/", {**env, "TZ": "Etc/GMT+5"}, b"{}")
         assert time.timezone == 5 * 3600
         server.handle("NoSuchEvent", b"/", env, b"{}")
         assert time.timezone == home
     finally:
+        os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
         time.tzset()
