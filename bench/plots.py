@@ -15,6 +15,7 @@ HOOK_LINES = (
     ("UserPromptSubmit (room)", "tab:orange", "-"),
     ("UserPromptSubmit (no room)", "tab:orange", ":"),
     ("UserPromptSubmit (past question: L3+L4)", "tab:red", "-."),
+    ("UserPromptSubmit (room, in-process)", "tab:gray", "-"),
 )
 
 
