@@ -8,8 +8,9 @@ to pass its stdin along and print the answer.
 
 This module is imported by ``hooks/_bootstrap.py`` before anything else, so it uses nothing but
 ``os``, ``sys`` and the C ``_socket`` module (``import socket`` alone costs ~9 ms: it pulls in
-enum and selectors), and not even ``__future__``. Every failure means "not handled": the hook then runs in-process, exactly
-as without a server. Nothing here may raise.
+enum and selectors), and not even ``__future__``; starting a server is here too, for the same
+reason (posix_spawn, not subprocess). Every failure means "not handled": the hook then runs
+in-process, exactly as without a server. Nothing here may raise.
 """
 
 import os
@@ -32,6 +33,9 @@ MAX_SOCKET_PATH = 100
 ABSENT = "absent"  # no server listening (or one that is retiring): the caller may start one
 OFF = "off"  # disabled by MEMORY_TOOL_SERVER=0, or no unix sockets on this platform
 FAILED = "failed"  # a server answered badly or too slowly: run in-process, start nothing
+# Control requests (not hook events).
+PING = "!ping"
+STOP = "!stop"
 
 
 def state_root() -> str:
@@ -133,3 +137,48 @@ def forward(event: str, stdin: bytes) -> str:
     except OSError:
         pass  # Claude Code went away; nothing more to do
     return "ok"
+
+
+def may_start() -> bool:
+    """Whether hooks may start a server: not switched off by environment or config."""
+    if disabled() or os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
+        return False
+    try:
+        from .config import load_config
+
+        return bool(load_config().get("server", {}).get("enabled", True))
+    except Exception:  # noqa: BLE001 - a broken config must not stop the hook
+        return False
+
+
+def spawn() -> bool:
+    """Start a detached server (it exits at once if one is already running). Uses posix_spawn:
+    importing subprocess would cost the hook more than the spawn itself."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        try:
+            actions = [(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)]
+            os.posix_spawn(
+                sys.executable,
+                [sys.executable, "-m", "memory_tool.server"],
+                env,
+                file_actions=actions,
+                setsid=True,
+            )
+        finally:
+            os.close(devnull)
+    except (OSError, AttributeError, NotImplementedError) as exc:
+        from .hooks import log_error
+
+        log_error("server", f"could not start the hook server: {exc}")
+        return False
+    return True
+
+
+def ensure_server() -> None:
+    """From a hook: start a server when none answers and starting one is allowed."""
+    if may_start() and request(PING, b"", timeout=0.5)[0] == ABSENT:
+        spawn()

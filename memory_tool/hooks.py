@@ -109,9 +109,9 @@ def spawn_background_refresh() -> None:
 def start_server() -> None:
     """Start the resident hook server for the next prompts (server.py), when allowed."""
     try:
-        from . import server
+        from .client import ensure_server
 
-        server.ensure_running()
+        ensure_server()
     except Exception as exc:  # noqa: BLE001
         log_error("server", exc)
 

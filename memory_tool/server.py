@@ -44,9 +44,7 @@ READ_TIMEOUT_S = 5.0
 # Requests carry a prompt; the same cap as a hook's stdin, plus the environment.
 MAX_REQUEST_BYTES = 32 * 1024 * 1024 + 1024 * 1024
 LISTEN_BACKLOG = 32
-# Control requests (not hook events).
-PING = "!ping"
-STOP = "!stop"
+PING, STOP = client.PING, client.STOP
 # How long `memory-tool server start` waits for a new server to answer.
 START_WAIT_S = 5.0
 # A call still running after this long is stuck (a hung disk, a FIFO where a file should be):
@@ -292,60 +290,15 @@ def _lock_path(run: str) -> Any:
     return Path(run) / "server.lock"
 
 
-def enabled() -> bool:
-    """Whether hooks may start a server: not switched off by environment or config."""
-    if client.disabled() or os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
-        return False
-    try:
-        from .config import load_config
-
-        return bool(load_config().get("server", {}).get("enabled", True))
-    except Exception:  # noqa: BLE001 - a broken config must not stop the hook
-        return False
-
-
-def spawn() -> bool:
-    """Start a detached server (it exits at once if one is already running). Uses posix_spawn:
-    importing subprocess would cost the hook more than the spawn itself."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        try:
-            actions = [(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)]
-            os.posix_spawn(
-                sys.executable,
-                [sys.executable, "-m", "memory_tool.server"],
-                env,
-                file_actions=actions,
-                setsid=True,
-            )
-        finally:
-            os.close(devnull)
-    except (OSError, AttributeError, NotImplementedError) as exc:
-        from .hooks import log_error
-
-        log_error("server", f"could not start the hook server: {exc}")
-        return False
-    return True
-
-
-def ensure_running() -> None:
-    """From a hook: start a server when none answers and starting one is allowed."""
-    if enabled() and client.request(PING, b"", timeout=0.5)[0] == client.ABSENT:
-        spawn()
-
-
 def ping(timeout: float = 1.0) -> str | None:
     """The running server's status line, or None."""
-    status, out = client.request(PING, b"", timeout=timeout)
+    status, out = client.request(client.PING, b"", timeout=timeout)
     return out.decode("utf-8", "replace") if status == "ok" else None
 
 
 def stop(timeout: float = START_WAIT_S) -> bool:
     """Ask the running server to exit; True when one was running and has gone."""
-    status, _ = client.request(STOP, b"", timeout=timeout)
+    status, _ = client.request(client.STOP, b"", timeout=timeout)
     if status != "ok":
         return False
     deadline = time.monotonic() + timeout
@@ -359,7 +312,7 @@ def start(timeout: float = START_WAIT_S) -> str | None:
     line = ping()
     if line is not None:
         return line
-    if not spawn():
+    if not client.spawn():
         return None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
