@@ -91,7 +91,8 @@ TRIGGER_WORD_MIN_LEN = 4
 
 # Bump when the CompiledRooms JSON layout or the tokeniser/stemmer changes: a cached compile
 # from another version is then rejected (from_json raises) and rebuilt.
-COMPILED_FORMAT = 1
+# 2: rooms carry "concern" (the tie-break of _rank_key).
+COMPILED_FORMAT = 2
 
 # --- normalisation -----------------------------------------------------------------------------
 
@@ -496,7 +497,10 @@ def compile_rooms(
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
             raise ConfigError(f"rooms.yaml: room {name!r}: weight must be a positive number")
         description = body.get("description") or ""
-        meta[name] = {"weight": float(weight), "description": str(description)}
+        concern = body.get("concern", False)
+        if not isinstance(concern, bool):
+            raise ConfigError(f"rooms.yaml: room {name!r}: concern must be true or false")
+        meta[name] = {"weight": float(weight), "description": str(description), "concern": concern}
         for word in _string_list(name, "keywords", body.get("keywords")):
             builder.add_word(name, word, KEYWORD_WEIGHT)
         for word in _string_list(name, "aliases", body.get("aliases")):
@@ -508,7 +512,7 @@ def compile_rooms(
     for raw_name in extra_room_names:
         name = str(raw_name).strip().lower()
         if name and name not in meta and tokenize(name).words:
-            meta[name] = {"weight": 1.0, "description": ""}
+            meta[name] = {"weight": 1.0, "description": "", "concern": False}
     for name in meta:
         phrase, words = _room_name_words(name)
         if len(words) == 1:
@@ -658,6 +662,15 @@ def _parts(text: str) -> list[str]:
     return [text, lines[0], lines[-1]]
 
 
+def _rank_key(room: str, score: float, rooms: CompiledRooms) -> tuple[float, bool, str]:
+    """Best first. Scores come in whole keyword units, so equal scores are common: "the /reports
+    endpoint is slow" has one performance and one api keyword. A room marked ``concern`` (a
+    quality or artefact of any part of the system: speed, security, tests, docs, CI,
+    dependencies) then ranks before a room that names the part it shows up in, because the
+    concern is what the prompt is about; remaining ties go by name."""
+    return (-score, not rooms.rooms.get(room, {}).get("concern", False), room)
+
+
 def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
     """Every room with a non-zero score for ``text``, best first, with the terms that matched.
 
@@ -671,12 +684,12 @@ def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
             value = round(score * factor, 4)
             if value > 0 and (room not in best or value > best[room].score):
                 best[room] = RoomMatch(room, value, tuple(matched[room]))
-    return sorted(best.values(), key=lambda m: (-m.score, m.room))
+    return sorted(best.values(), key=lambda m: _rank_key(m.room, m.score, rooms))
 
 
 def classify(text: str, rooms: CompiledRooms) -> list[tuple[str, float]]:
-    """Rooms ``text`` is about, as (room, score) best first (ties by name), only those scoring
-    at least ROOM_THRESHOLD. An empty list means: inject no room."""
+    """Rooms ``text`` is about, as (room, score) best first (ties: see _rank_key), only those
+    scoring at least ROOM_THRESHOLD. An empty list means: inject no room."""
     return [(m.room, m.score) for m in classify_detail(text, rooms) if m.score >= ROOM_THRESHOLD]
 
 
@@ -704,7 +717,7 @@ def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms)
             total[room] = total.get(room, 0.0) + score * factor
     if not total:
         return None
-    room, score = min(total.items(), key=lambda item: (-item[1], item[0]))
+    room, score = min(total.items(), key=lambda item: _rank_key(item[0], item[1], rooms))
     return room if score >= ENTRY_THRESHOLD else None
 
 

@@ -223,7 +223,8 @@ def test_any_text_gives_sorted_thresholded_rooms(text: str) -> None:
     rooms = compile_rooms(spec())
     found = classify(text, rooms)
     assert all(room in rooms.rooms and score >= ROOM_THRESHOLD for room, score in found)
-    assert found == sorted(found, key=lambda rs: (-rs[1], rs[0]))
+    concern = {name for name, meta in rooms.rooms.items() if meta["concern"]}
+    assert found == sorted(found, key=lambda rs: (-rs[1], rs[0] not in concern, rs[0]))
     assert found == classify(text, rooms)
 
 
@@ -242,6 +243,24 @@ def test_ties_are_broken_by_room_name() -> None:
         {"rooms": {"zeta": {"keywords": ["widget"]}, "alpha": {"keywords": ["gadget"]}}}
     )
     assert classify("widget gadget", tied) == [("alpha", 1.0), ("zeta", 1.0)]
+
+
+def test_on_a_tie_the_concern_ranks_before_the_part_it_shows_up_in(rooms: CompiledRooms) -> None:
+    tied = compile_rooms(
+        {
+            "rooms": {
+                "zeta": {"keywords": ["widget"], "concern": True},
+                "alpha": {"keywords": ["gadget"]},
+            }
+        }
+    )
+    assert classify("widget gadget", tied) == [("zeta", 1.0), ("alpha", 1.0)]
+    # One keyword each: the prompt is about speed, security or docs, wherever it shows up.
+    assert top_room("the checkout endpoint got slow", rooms) == "performance"
+    assert top_room("is the login form vulnerable", rooms) == "security"
+    assert top_room("docstrings for the orm models", rooms) == "documentation"
+    # A clear majority still wins: the tie-break only orders equal scores.
+    assert top_room("slow query on postgres, the migration added no index", rooms) == "database"
 
 
 # --- compiled form -------------------------------------------------------------------------------
@@ -270,6 +289,7 @@ def test_a_stale_or_broken_cache_is_refused_so_it_gets_rebuilt(bad: str) -> None
         {"rooms": {"auth": "login"}},
         {"rooms": {"auth": {"keywords": {"login": 1}}}},
         {"rooms": {"auth": {"weight": 0}}},
+        {"rooms": {"auth": {"keywords": ["login"], "concern": "yes"}}},
     ],
 )
 def test_malformed_rooms_yaml_is_reported(bad_spec: dict[str, Any]) -> None:
