@@ -263,6 +263,11 @@ def test_on_a_tie_the_concern_ranks_before_the_part_it_shows_up_in(rooms: Compil
     assert top_room("slow query on postgres, the migration added no index", rooms) == "database"
 
 
+def test_a_hint_needs_a_second_clue(rooms: CompiledRooms) -> None:
+    assert top_room("drop the orders table", rooms) == "database"
+    assert classify("drop the second argument", rooms) == []
+
+
 # --- compiled form -------------------------------------------------------------------------------
 
 
