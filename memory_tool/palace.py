@@ -7,9 +7,10 @@ writers lose nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -18,7 +19,7 @@ from . import paths, tree
 from .config import today
 from .entry import CLAUDE_TYPES, Entry
 from .errors import MemoryToolError
-from .fsutil import append_line_locked, create_exclusive, ensure_dir
+from .fsutil import append_line_locked, atomic_write_text, create_exclusive, ensure_dir
 from .index import Index
 from .privacy import sanitize
 from .resources import templates_dir
@@ -26,6 +27,10 @@ from .resources import templates_dir
 PALACE_DIRS = ("identity", "rooms", "wiki", "cold", "hot", "inbox", "logs")
 # Files copied from templates/ into the state root by `init` (never over a user's file).
 PALACE_FILES = ("config.yaml", "rooms.yaml")
+# The hash of each copy as `init` wrote it. A copy still matching its record was never edited, so
+# a later `init` (install.sh runs it on every upgrade) replaces it with the newer template: new
+# room vocabulary reaches users who never touched the file, and an edited file is never touched.
+SHIPPED_RECORD = ".shipped-templates.json"
 # A memory's name is a short slug: enough words to recognise it in a list.
 SLUG_MAX_WORDS = 6
 SLUG_MAX_CHARS = 48
@@ -39,10 +44,17 @@ WRITABLE_TYPES = (*CLAUDE_TYPES, "wiki", "note")
 class InitReport:
     created: list[Path]
     kept: list[Path]
+    updated: list[Path] = field(default_factory=list)  # unedited copies of an older template
+    edited: list[Path] = field(default_factory=list)  # kept, yours, though the template changed
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def init_palace() -> InitReport:
-    """Create the palace folders and copy the starter files that do not exist yet."""
+    """Create the palace folders and copy the starter files that do not exist yet; bring copies
+    nobody edited up to the current template."""
     root = ensure_dir(paths.state_root())
     report = InitReport([], [])
     for name in PALACE_DIRS:
@@ -53,14 +65,32 @@ def init_palace() -> InitReport:
             ensure_dir(path)
             report.created.append(path)
     src = templates_dir()
+    record_path = root / SHIPPED_RECORD
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        record = record if isinstance(record, dict) else {}
+    except (OSError, ValueError):
+        record = {}
     for name in PALACE_FILES:
         target = root / name
+        shipped = (src / name).read_bytes()
         if target.exists():
-            report.kept.append(target)
-            continue
-        shutil.copyfile(src / name, target)
-        target.chmod(0o600)
-        report.created.append(target)
+            current = _sha256(target.read_bytes())
+            if current == _sha256(shipped):
+                report.kept.append(target)
+            elif current == record.get(name):
+                atomic_write_text(target, shipped.decode("utf-8"))
+                report.updated.append(target)
+            else:
+                report.kept.append(target)
+                if record.get(name) != _sha256(shipped):
+                    report.edited.append(target)  # and the template has moved on since
+                continue  # yours: the record keeps pointing at what we last wrote
+        else:
+            atomic_write_text(target, shipped.decode("utf-8"))
+            report.created.append(target)
+        record[name] = _sha256(shipped)
+    atomic_write_text(record_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return report
 
 

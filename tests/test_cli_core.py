@@ -28,6 +28,49 @@ def test_init_creates_the_palace_and_never_overwrites() -> None:
     assert (root / "config.yaml").read_text() == "always_load_max: 9\n"
 
 
+def test_an_unedited_copy_of_an_older_template_is_upgraded_an_edited_one_kept() -> None:
+    """What dpkg does with conffiles: `init` (run by install.sh on every upgrade) brings the
+    room vocabulary up to date for users who never touched rooms.yaml, and only for them."""
+    import hashlib
+
+    from memory_tool.palace import SHIPPED_RECORD
+    from memory_tool.resources import templates_dir
+
+    cli("init")
+    root = paths.state_root()
+    old = "rooms:\n  authentication:\n    keywords: [login]\n"  # as an older release shipped it
+    (root / "rooms.yaml").write_text(old)
+    record = json.loads((root / SHIPPED_RECORD).read_text())
+    record["rooms.yaml"] = hashlib.sha256(old.encode()).hexdigest()
+    (root / SHIPPED_RECORD).write_text(json.dumps(record))
+    mine = "always_load_max: 9\n"
+    (root / "config.yaml").write_text(mine)
+
+    out = cli("init")
+    assert (root / "rooms.yaml").read_text() == (templates_dir() / "rooms.yaml").read_text()
+    assert f"updated  {root / 'rooms.yaml'}" in out
+    assert (root / "config.yaml").read_text() == mine  # edited: never touched
+    assert "edited by you" not in out  # the config template did not change since init
+
+    record = json.loads((root / SHIPPED_RECORD).read_text())
+    record["config.yaml"] = "0" * 64  # as if config.yaml had been copied from an older template
+    (root / SHIPPED_RECORD).write_text(json.dumps(record))
+    out = cli("init")
+    assert (root / "config.yaml").read_text() == mine
+    assert "edited by you" in out and "updated" not in out
+
+
+def test_a_palace_file_from_before_the_record_is_left_alone() -> None:
+    from memory_tool.palace import SHIPPED_RECORD
+
+    cli("init")
+    root = paths.state_root()
+    (root / SHIPPED_RECORD).unlink()
+    (root / "rooms.yaml").write_text("rooms: {}\n")
+    cli("init")
+    assert (root / "rooms.yaml").read_text() == "rooms: {}\n"
+
+
 def test_add_writes_a_claude_code_memory_and_its_index_line(project: Path) -> None:
     out = cli(
         "add",

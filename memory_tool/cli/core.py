@@ -22,13 +22,17 @@ from .options import cwd_option, json_option
 def init() -> None:
     """Create the memory palace (identity, rooms, wiki, cold, hot) from templates.
 
-    Existing files are never overwritten."""
+    Files you edited are never overwritten; config.yaml and rooms.yaml copies you never edited
+    are brought up to the current templates (install.sh runs this on every upgrade)."""
     report = init_palace()
     root = paths.state_root()
     for p in report.created:
         click.echo(f"created  {p}")
+    for p in report.updated:
+        click.echo(f"updated  {p} (you had not edited it; now the current template)")
     for p in report.kept:
-        click.echo(f"kept     {p}")
+        note = " (edited by you: kept; compare with templates/ for what is new)"
+        click.echo(f"kept     {p}{note if p in report.edited else ''}")
     click.echo(f"palace ready at {root}")
 
 
