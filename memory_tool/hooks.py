@@ -26,6 +26,8 @@ Handler = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 def log_error(event: str, exc: BaseException | str) -> None:
+    """Append to the hook log; never raises. Every fail-open path comes through here, so this is
+    also where a damaged index is set aside for a rebuild (``_set_aside_damaged_index``)."""
     try:
         from .fsutil import ensure_dir
 
