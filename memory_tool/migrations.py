@@ -75,6 +75,20 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX entries_room_rank ON entries(room, importance DESC, created DESC);
         """,
     ),
+    (
+        # Sentence vectors for the optional semantic search (memory_tool/semantic.py): one row
+        # per chunk of an entry; digest is that of the embedded text, so an edit re-embeds.
+        "005_vectors",
+        """
+        CREATE TABLE vectors (
+            id TEXT NOT NULL,
+            chunk INTEGER NOT NULL,
+            digest TEXT NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (id, chunk)
+        );
+        """,
+    ),
 ]
 
 

@@ -199,10 +199,16 @@ def add(
 @json_option
 @domain_errors
 def index(rebuild: bool, cwd: str, as_json: bool) -> None:
-    """Bring the search index up to date with the memory files."""
+    """Bring the search index up to date with the memory files (and, with the semantic extra
+    installed, the sentence vectors of new and changed entries)."""
+    from .. import semantic
+
     with open_index() as idx:
         stats = idx.rebuild(cwd) if rebuild else idx.refresh(cwd)
         total = idx.count()
+        embedded = removed_vectors = 0
+        if semantic.available():
+            embedded, removed_vectors = semantic.update(idx)
     if as_json:
         data = {
             "scanned": stats.scanned,
@@ -210,6 +216,7 @@ def index(rebuild: bool, cwd: str, as_json: bool) -> None:
             "changed": len(stats.changed),
             "removed": len(stats.removed),
             "entries": total,
+            "embedded": embedded,
         }
         click.echo(json.dumps(data))
         return
@@ -217,3 +224,5 @@ def index(rebuild: bool, cwd: str, as_json: bool) -> None:
         f"{stats.scanned} files: {len(stats.added)} added, {len(stats.changed)} changed, "
         f"{len(stats.removed)} removed; {total} entries in {paths.index_file()}"
     )
+    if embedded or removed_vectors:
+        click.echo(f"semantic vectors: {embedded} entries embedded, {removed_vectors} dropped")

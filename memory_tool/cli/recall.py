@@ -67,6 +67,11 @@ def _hit_json(h: Hit) -> dict[str, Any]:
     help="Batch: one query per line; one JSON line of ranked ids per query.",
 )
 @click.option("--no-sessions", is_flag=True, help="Leave past session transcripts out.")
+@click.option(
+    "--lexical",
+    is_flag=True,
+    help="Words only: no semantic similarity, even where `memory-tool index` stored vectors.",
+)
 @json_option
 @domain_errors
 def search_cmd(
@@ -77,13 +82,16 @@ def search_cmd(
     limit: int,
     queries_file: Any,
     no_sessions: bool,
+    lexical: bool,
     as_json: bool,
 ) -> None:
     """Depth 1: ids of the best matches, one line each (about 10 tokens a hit).
 
-    Searches every memory, room, wiki page, cold summary and past session."""
+    Searches every memory, room, wiki page, cold summary and past session: by words, and by
+    meaning too where the semantic extra is installed and `memory-tool index` stored vectors."""
     with open_index() as idx:
         idx.refresh()
+        semantic = not lexical and _semantic_ready(idx)
         if queries_file is not None:
             for line in queries_file:
                 q = line.rstrip("\n")
@@ -95,6 +103,7 @@ def search_cmd(
                     type_=type_,
                     project=project,
                     sessions=not no_sessions,
+                    semantic=semantic,
                 )
                 click.echo(json.dumps({"query": q, "ids": [h.entry.id for h in hits]}))
             return
@@ -109,12 +118,28 @@ def search_cmd(
             type_=type_,
             project=project,
             sessions=not no_sessions,
+            semantic=semantic,
         )
     if as_json:
         click.echo(json.dumps([_hit_json(h) for h in hits]))
         return
     out = "".join(f"{h.entry.id} {h.entry.room or h.entry.type}\n" for h in hits)
     _footer(out or "no matches\n")
+
+
+# A search embeds at most this many entries added since the last `memory-tool index` (a few
+# `add`s: well under a second); a bigger backlog waits for `memory-tool index`.
+SEARCH_EMBED_MAX = 32
+
+
+def _semantic_ready(idx: Any) -> bool:
+    """Vectors are stored and the extra is installed; new entries get theirs on the way."""
+    from .. import semantic
+
+    if not semantic.usable(idx):
+        return False
+    semantic.update(idx, limit=SEARCH_EMBED_MAX)
+    return True
 
 
 def _checked(ids: tuple[str, ...]) -> list[str]:
