@@ -16,7 +16,12 @@ the code the hooks and CLI run, not a benchmark-only ranker.
 Metrics (per question with gold): hit@k (any gold item in the top k), frac@k (share of the gold
 items in the top k), NDCG@10 (binary relevance); all questions, categories 1-4, each category.
 
-Usage: python bench/locomo_bench.py [--in-process] [--conversations N]
+With the semantic extra installed in the interpreter that runs `memory-tool` (set
+MEMORY_TOOL_BENCH_CLI to another environment's `memory-tool` to use it), `memory-tool index` also
+stores sentence vectors and search fuses them in; `--lexical` searches by words only.
+
+Usage: python bench/locomo_bench.py [--in-process] [--conversations N | --range A-B]
+                                    [--recipes sessions,facts] [--lexical]
 """
 
 from __future__ import annotations
@@ -40,6 +45,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import LOCOMO, MEMORY_TOOL, Results, bench_env, log, run_process  # noqa: E402
+
+# The `memory-tool` under test: the dev venv's, or another environment's (the semantic extra).
+CLI = (
+    os.environ["MEMORY_TOOL_BENCH_CLI"].split()
+    if os.environ.get("MEMORY_TOOL_BENCH_CLI")
+    else MEMORY_TOOL
+)
+# Search flags added to every query batch (--lexical turns semantic fusion off).
+SEARCH_FLAGS: list[str] = []
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 EVIDENCE_RE = re.compile(r"D:?(\d+):(\d+)")
@@ -109,6 +123,8 @@ class Haystack:
     questions: list[tuple[str, int, set[Any]]] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)  # entry id -> file stem
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> tokens/texts
+    index_s: float = 0.0  # wall time of `memory-tool index`
+    search_s: float = 0.0  # wall time of the batch search process
 
 
 def write_sessions(sample: dict[str, Any], home: Path) -> Haystack:
@@ -173,7 +189,8 @@ def write_facts(sample: dict[str, Any], home: Path) -> Haystack:
 
 def index(hs: Haystack) -> None:
     env = bench_env(hs.home)
-    run_process([*MEMORY_TOOL, "index", "--json"], env=env).check(f"index {hs.sample}")
+    r = run_process([*CLI, "index", "--json"], env=env).check(f"index {hs.sample}")
+    hs.index_s = r.seconds
     db = hs.home / ".claude" / "memory-tool" / "index.db"
     conn = sqlite3.connect(db)
     try:
@@ -194,9 +211,10 @@ def query_cli(hs: Haystack) -> list[list[str]]:
         "".join(" ".join(q.split()) + "\n" for q, _, _ in hs.questions), encoding="utf-8"
     )
     r = run_process(
-        [*MEMORY_TOOL, "search", "--json", "--queries", str(qfile), "--limit", str(LIMIT)],
+        [*CLI, "search", "--json", "--queries", str(qfile), "--limit", str(LIMIT), *SEARCH_FLAGS],
         env=bench_env(hs.home),
-    )
+    ).check(f"search {hs.sample}")
+    hs.search_s = r.seconds
     lines = [json.loads(x) for x in r.stdout.decode().splitlines() if x.strip()]
     if len(lines) != len(hs.questions):
         raise RuntimeError(f"{hs.sample}: {len(lines)} answers for {len(hs.questions)} queries")
@@ -210,10 +228,14 @@ def query_in_process(hs: Haystack) -> list[list[str]]:
 
     old = dict(os.environ)
     os.environ.update(bench_env(hs.home))
+    semantic = "--lexical" not in SEARCH_FLAGS
     try:
         with open_index() as idx:
             return [
-                [h.entry.id for h in search(idx, " ".join(q.split()), limit=LIMIT)]
+                [
+                    h.entry.id
+                    for h in search(idx, " ".join(q.split()), limit=LIMIT, semantic=semantic)
+                ]
                 for q, _, _ in hs.questions
             ]
     finally:
@@ -276,6 +298,7 @@ def evaluate(
 ) -> dict[str, Any]:
     per_q: list[dict[str, Any]] = []
     eager_by_conv: dict[str, int] = {}
+    timing: list[dict[str, Any]] = []
     for sample in samples:
         home = workdir / f"{recipe}-{sample['sample_id']}"
         if home.exists():
@@ -285,6 +308,15 @@ def evaluate(
         results = query_in_process(hs) if in_process else query_cli(hs)
         eager = sum(e["full_tokens"] for e in hs.entries.values())
         eager_by_conv[hs.sample] = eager
+        timing.append(
+            {
+                "sample": hs.sample,
+                "entries": len(hs.files),
+                "questions": len(hs.questions),
+                "index_s": hs.index_s,
+                "search_s": hs.search_s,
+            }
+        )
         for (q, cat, gold), ids in zip(hs.questions, results, strict=True):
             ranked = [gold_key(hs, i) for i in ids]
             row: dict[str, Any] = {
@@ -304,7 +336,7 @@ def evaluate(
                 row["eager"] = eager
             per_q.append(row)
         shutil.rmtree(home, ignore_errors=True)
-    return {"recipe": recipe, "questions": per_q, "eager_by_conv": eager_by_conv}
+    return {"recipe": recipe, "questions": per_q, "eager_by_conv": eager_by_conv, "timing": timing}
 
 
 def summarise(per_q: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -342,6 +374,8 @@ def run(
     workdir: Path | None = None,
     in_process: bool = False,
     conversations: int | None = None,
+    first: int = 0,
+    recipes: tuple[str, ...] = ("sessions", "facts"),
 ) -> bool:
     data = load()
     if data is None:
@@ -352,12 +386,13 @@ def run(
         log(msg)
         res.skipped.append(msg)
         return False
+    data = data[first:]
     if conversations:
         data = data[:conversations]
     base = Path(tempfile.mkdtemp(prefix="mt-bench-locomo-", dir=workdir))
     try:
         out = {}
-        for recipe in ("sessions", "facts"):
+        for recipe in recipes:
             log(
                 f"LoCoMo: recipe {recipe}, {len(data)} conversations "
                 f"({'in-process' if in_process else 'memory-tool search --queries'})"
@@ -368,9 +403,19 @@ def run(
                 "tokens": token_summary(ev["questions"]),
                 "eager_by_conv": ev["eager_by_conv"],
                 "curve": curve(ev["questions"]),
+                "timing": ev["timing"],
             }
         res.data["locomo"] = out | {"conversations": len(data), "in_process": in_process}
         report(out, res, len(data))
+        for recipe, o in out.items():
+            t = o["timing"]
+            n_e, n_q = sum(x["entries"] for x in t), sum(x["questions"] for x in t)
+            ix, sx = sum(x["index_s"] for x in t), sum(x["search_s"] for x in t)
+            log(
+                f"LoCoMo {recipe}: index {ix:.1f} s for {n_e} entries ({ix / n_e * 1000:.0f} ms "
+                f"each, process start included); search {sx:.1f} s for {n_q} queries in "
+                f"{len(t)} processes ({sx / n_q * 1000:.0f} ms a query, model load included)"
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return True
@@ -402,6 +447,8 @@ def curve(per_q: list[dict[str, Any]]) -> list[dict[str, float]]:
 def report(out: dict[str, Any], res: Results, n_conv: int) -> None:
     how = "`memory-tool search --json --queries`"
     for recipe, label in (("sessions", "recipe 1 (sessions)"), ("facts", "recipe 2 (facts)")):
+        if recipe not in out:
+            continue
         s = out[recipe]["summary"]
         for group, m in s.items():
             cmp_ = ""
@@ -428,6 +475,8 @@ def report(out: dict[str, Any], res: Results, n_conv: int) -> None:
         ("facts", "recipe 2 (facts)", "every fact"),
         ("sessions", "recipe 1 (sessions)", "every session"),
     ):
+        if recipe not in out:
+            continue
         t = out[recipe]["tokens"]
         s = out[recipe]["summary"]["all"]
         if not t:
@@ -450,13 +499,23 @@ def report(out: dict[str, Any], res: Results, n_conv: int) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--in-process", action="store_true")
-    ap.add_argument("--conversations", type=int)
+    ap.add_argument("--conversations", type=int, help="the first N conversations")
+    ap.add_argument("--range", help="conversations A-B (0-based, inclusive), e.g. 5-9")
+    ap.add_argument("--recipes", default="sessions,facts")
+    ap.add_argument("--lexical", action="store_true", help="search by words only")
     args = ap.parse_args()
     from common import compile_bytecode
 
     compile_bytecode()
+    first, count = 0, args.conversations
+    if args.range:
+        a, _, b = args.range.partition("-")
+        first, count = int(a), int(b or a) - int(a) + 1
+    if args.lexical:
+        SEARCH_FLAGS.append("--lexical")
     res = Results()
-    if not run(res, in_process=args.in_process, conversations=args.conversations):
+    recipes = tuple(r for r in args.recipes.split(",") if r)
+    if not run(res, in_process=args.in_process, conversations=count, first=first, recipes=recipes):
         return 0
     for f in res.figures:
         print(f"{f.name:55} {f.value}  {f.target}")
