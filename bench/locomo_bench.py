@@ -52,8 +52,16 @@ CLI = (
     if os.environ.get("MEMORY_TOOL_BENCH_CLI")
     else MEMORY_TOOL
 )
-# Search flags added to every query batch (--lexical turns semantic fusion off).
+# Search flags added to every query batch (--lexical turns semantic fusion off), and the
+# environment of every memory-tool process: set by run()'s mode.
 SEARCH_FLAGS: list[str] = []
+MODE_ENV: dict[str, str] = {}
+MODES = {
+    # The default install: words only.
+    "lexical": (["--lexical"], {"MEMORY_TOOL_SEMANTIC": "0"}),
+    # With the semantic extra (MEMORY_TOOL_SEMANTIC=1 ./install.sh): vectors stored by index.
+    "semantic": ([], {"MEMORY_TOOL_SEMANTIC": "1"}),
+}
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 EVIDENCE_RE = re.compile(r"D:?(\d+):(\d+)")
@@ -188,7 +196,7 @@ def write_facts(sample: dict[str, Any], home: Path) -> Haystack:
 
 
 def index(hs: Haystack) -> None:
-    env = bench_env(hs.home)
+    env = bench_env(hs.home, **MODE_ENV)
     r = run_process([*CLI, "index", "--json"], env=env).check(f"index {hs.sample}")
     hs.index_s = r.seconds
     db = hs.home / ".claude" / "memory-tool" / "index.db"
@@ -212,7 +220,7 @@ def query_cli(hs: Haystack) -> list[list[str]]:
     )
     r = run_process(
         [*CLI, "search", "--json", "--queries", str(qfile), "--limit", str(LIMIT), *SEARCH_FLAGS],
-        env=bench_env(hs.home),
+        env=bench_env(hs.home, **MODE_ENV),
     ).check(f"search {hs.sample}")
     hs.search_s = r.seconds
     lines = [json.loads(x) for x in r.stdout.decode().splitlines() if x.strip()]
@@ -227,7 +235,7 @@ def query_in_process(hs: Haystack) -> list[list[str]]:
     from memory_tool.recall import search
 
     old = dict(os.environ)
-    os.environ.update(bench_env(hs.home))
+    os.environ.update(bench_env(hs.home, **MODE_ENV))
     semantic = "--lexical" not in SEARCH_FLAGS
     try:
         with open_index() as idx:
@@ -376,7 +384,12 @@ def run(
     conversations: int | None = None,
     first: int = 0,
     recipes: tuple[str, ...] = ("sessions", "facts"),
+    mode: str = "lexical",
 ) -> bool:
+    flags, env = MODES[mode]
+    SEARCH_FLAGS[:] = flags
+    MODE_ENV.clear()
+    MODE_ENV.update(env)
     data = load()
     if data is None:
         msg = (
@@ -405,17 +418,20 @@ def run(
                 "curve": curve(ev["questions"]),
                 "timing": ev["timing"],
             }
-        res.data["locomo"] = out | {"conversations": len(data), "in_process": in_process}
-        report(out, res, len(data))
+        key = "locomo" if mode == "lexical" else f"locomo_{mode}"
+        res.data[key] = out | {"conversations": len(data), "in_process": in_process}
+        report(out, res, len(data), mode)
         for recipe, o in out.items():
             t = o["timing"]
             n_e, n_q = sum(x["entries"] for x in t), sum(x["questions"] for x in t)
             ix, sx = sum(x["index_s"] for x in t), sum(x["search_s"] for x in t)
-            log(
-                f"LoCoMo {recipe}: index {ix:.1f} s for {n_e} entries ({ix / n_e * 1000:.0f} ms "
-                f"each, process start included); search {sx:.1f} s for {n_q} queries in "
-                f"{len(t)} processes ({sx / n_q * 1000:.0f} ms a query, model load included)"
+            cost = (
+                f"index {ix:.1f} s for {n_e} entries ({ix / n_e * 1000:.0f} ms each, process "
+                f"start included); search {sx:.1f} s for {n_q} queries in {len(t)} processes "
+                f"({sx / n_q * 1000:.0f} ms a query, model load included)"
             )
+            log(f"LoCoMo {recipe} ({mode}): {cost}")
+            res.add("Retrieval (LoCoMo)", f"{mode}: cost of recipe {recipe}", cost, runs="1")
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return True
@@ -444,8 +460,9 @@ def curve(per_q: list[dict[str, Any]]) -> list[dict[str, float]]:
     return pts
 
 
-def report(out: dict[str, Any], res: Results, n_conv: int) -> None:
+def report(out: dict[str, Any], res: Results, n_conv: int, mode: str = "lexical") -> None:
     how = "`memory-tool search --json --queries`"
+    tag = "" if mode == "lexical" else f"[{mode} extra] "
     for recipe, label in (("sessions", "recipe 1 (sessions)"), ("facts", "recipe 2 (facts)")):
         if recipe not in out:
             continue
@@ -464,7 +481,7 @@ def report(out: dict[str, Any], res: Results, n_conv: int) -> None:
                 )
             res.add(
                 "Retrieval (LoCoMo)",
-                f"{label}: {group} (n={int(m['n'])})",
+                f"{tag}{label}: {group} (n={int(m['n'])})",
                 f"hit@5 {m['hit@5']:.3f}, hit@10 {m['hit@10']:.3f}, "
                 f"frac@10 {m['frac@10']:.3f}, NDCG@10 {m['ndcg@10']:.3f}",
                 compare=cmp_,
@@ -484,7 +501,7 @@ def report(out: dict[str, Any], res: Results, n_conv: int) -> None:
         for flow, d3 in (("flow2", 2), ("flow1", 1)):
             res.add(
                 "Tokens (progressive flow)",
-                f"{label}: search top 10 + peek top 3 + get top {d3}",
+                f"{tag}{label}: search top 10 + peek top 3 + get top {d3}",
                 f"{t[f'{flow}_mean']:.0f} tokens/question (d1 {t[f'{flow}_d1_mean']:.0f}, "
                 f"d2 {t[f'{flow}_d2_mean']:.0f}, d3 {t[f'{flow}_d3_mean']:.0f}, commands "
                 f"{t[f'{flow}_commands_mean']:.0f}) = {t[f'{flow}_ratio_of_means']:.1f}x fewer; "
@@ -511,11 +528,17 @@ def main() -> int:
     if args.range:
         a, _, b = args.range.partition("-")
         first, count = int(a), int(b or a) - int(a) + 1
-    if args.lexical:
-        SEARCH_FLAGS.append("--lexical")
     res = Results()
     recipes = tuple(r for r in args.recipes.split(",") if r)
-    if not run(res, in_process=args.in_process, conversations=count, first=first, recipes=recipes):
+    mode = "lexical" if args.lexical else "semantic"
+    if not run(
+        res,
+        in_process=args.in_process,
+        conversations=count,
+        first=first,
+        recipes=recipes,
+        mode=mode,
+    ):
         return 0
     for f in res.figures:
         print(f"{f.name:55} {f.value}  {f.target}")

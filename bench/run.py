@@ -235,7 +235,16 @@ def main() -> int:
     def locomo() -> None:
         import locomo_bench
 
-        locomo_bench.run(res, OUT, conversations=int(conversations) if conversations else None)
+        n = int(conversations) if conversations else None
+        locomo_bench.run(res, OUT, conversations=n)
+        from memory_tool import semantic
+
+        if semantic.installed():  # the optional extra, measured as a second configuration
+            locomo_bench.run(res, OUT, conversations=n, mode="semantic")
+        else:
+            res.skipped.append(
+                f"LoCoMo with the semantic extra: not installed ({semantic.INSTALL_HINT})"
+            )
 
     stage("scale", scale)
     stage("history", history)

@@ -356,8 +356,12 @@ def _fuse_semantic(
         hits = hits + [Hit(row_to_entry(r), 0.0) for r in rows]
     best = max((h.score for h in hits), default=0.0) or 1.0
     for h in hits:
-        dense = (sims.get(h.entry.id, lo) - lo) / span
-        h.score = (1 - SEMANTIC_WEIGHT) * h.score / best + SEMANTIC_WEIGHT * dense
+        lexical = h.score / best
+        sim = sims.get(h.entry.id)
+        # An entry without vectors (a past session transcript: those stay lexical) is scored by
+        # its words alone, on the same scale, rather than as if it matched nothing in meaning.
+        dense = lexical if sim is None else (sim - lo) / span
+        h.score = (1 - SEMANTIC_WEIGHT) * lexical + SEMANTIC_WEIGHT * dense
     hits.sort(key=lambda h: (-h.score, h.entry.id))
     return hits
 

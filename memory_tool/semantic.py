@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,9 +60,20 @@ MAX_CHUNKS = 64
 VECTOR_VERSION = f"{MODEL_NAME}/chunk{CHUNK_PIECES}/v1"
 
 
-def available() -> bool:
+def switched_off() -> bool:
+    """MEMORY_TOOL_SEMANTIC=0: words only, even with the extra installed (tests, comparisons)."""
+    value = os.environ.get("MEMORY_TOOL_SEMANTIC", "").strip().lower()
+    return value in ("0", "off", "false", "no")
+
+
+def installed() -> bool:
     """Is the optional extra installed? (find_spec: nothing is imported.)"""
     return all(importlib.util.find_spec(m) is not None for m in EXTRA_MODULES)
+
+
+def available() -> bool:
+    """The extra is installed and not switched off."""
+    return not switched_off() and installed()
 
 
 def model_dir() -> Path:
@@ -249,8 +261,10 @@ def stale_entries(idx: Index) -> tuple[list[tuple[str, str, str]], list[str]]:
     }
     todo: list[tuple[str, str, str]] = []
     live: set[str] = set()
+    # Past session transcripts stay lexical: a year of them is gigabytes, hours of forward passes,
+    # and L4 finds them by their words well enough; memories are what is worth a vector.
     for eid, name, desc, body in idx.conn.execute(
-        "SELECT id, name, description, body FROM entries"
+        "SELECT id, name, description, body FROM entries WHERE source != 'session'"
     ):
         live.add(eid)
         text = entry_text(name, desc, body)

@@ -21,6 +21,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # Hooks may start a detached index refresh; tests must not leave processes behind.
     monkeypatch.setenv("MEMORY_TOOL_NO_BACKGROUND", "1")
     monkeypatch.setenv("MEMORY_TOOL_TODAY", "2026-11-29")
+    # Words-only search unless a test is about the semantic extra (tests/test_semantic.py): with
+    # the extra installed, every `index` would otherwise run the model.
+    monkeypatch.setenv("MEMORY_TOOL_SEMANTIC", "0")
     yield home
 
 

@@ -20,8 +20,21 @@ from memory_tool.index import open_index
 from memory_tool.recall import search
 
 needs_extra = pytest.mark.skipif(
-    not semantic.available(), reason=f"semantic extra not installed: {semantic.INSTALL_HINT}"
+    not semantic.installed(), reason=f"semantic extra not installed: {semantic.INSTALL_HINT}"
 )
+
+
+@pytest.fixture(autouse=True)
+def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite runs words-only (tests/conftest.py); these tests are about the vectors."""
+    monkeypatch.delenv("MEMORY_TOOL_SEMANTIC", raising=False)
+
+
+def test_the_switch_turns_an_installed_extra_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_TOOL_SEMANTIC", "0")
+    assert not semantic.available()
+    monkeypatch.setenv("MEMORY_TOOL_SEMANTIC", "1")
+    assert semantic.available() == semantic.installed()
 
 
 def wiki() -> Path:
@@ -191,3 +204,45 @@ def test_prompt_hook_stays_lexical_with_vectors_stored(project: Path) -> None:
     loaded = proc.stderr.decode()
     for heavy in ("numpy", "tokenizers", "safetensors"):
         assert f" {heavy}\n" not in loaded and f" {heavy}." not in loaded
+
+
+@needs_extra
+def test_past_sessions_stay_lexical_and_keep_their_rank(project: Path) -> None:
+    """A year of transcripts is gigabytes: they get no vectors, and fusion scores them by their
+    words alone instead of as if they matched nothing in meaning."""
+    from test_recall import transcript_line
+
+    seed()
+    folder = paths.projects_dir() / paths.project_key(project)
+    folder.mkdir(parents=True)
+    (folder / "sess-1.jsonl").write_text(
+        transcript_line("u1", "user", "how do we rotate the signing keys for staging?")
+        + transcript_line("a1", "assistant", "Rotate them with the kms-rotate script.")
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+        embedded, _ = semantic.update(idx)
+        sessions = {e.id for e in idx.query("source = 'session'")}
+        assert sessions and embedded == 3  # the three memories, no transcript turn
+        stored = {r[0] for r in idx.conn.execute("SELECT DISTINCT id FROM vectors")}
+        assert not stored & sessions
+        fused = search(idx, "rotate the signing keys", semantic=True)
+        assert fused and fused[0].entry.id in sessions
+        assert fused[0].score == pytest.approx(1.0)  # the best words, not docked for no vector
+
+
+@needs_extra
+def test_the_background_refresh_embeds_new_memories() -> None:
+    """Memories Claude Code writes during a session get vectors from the detached refresh that
+    SessionStart starts, without anyone running `memory-tool index`."""
+    from memory_tool import hooks
+
+    seed()
+    cli("index")
+    write_memory(wiki(), "cache.md", "The CDN caches product images for one day.")
+    assert hooks.background_refresh() == 0
+    with open_index() as idx:
+        (entry,) = [e for e in idx.query() if e.name == "cache"]
+        assert idx.conn.execute(
+            "SELECT COUNT(*) FROM vectors WHERE id = ?", (entry.id,)
+        ).fetchone()[0]

@@ -259,6 +259,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 # refresh that could outlive the test.
 MEMORY_TOOL_ENV: dict[str, str | None] = {
     "MEMORY_TOOL_NO_BACKGROUND": "1",
+    "MEMORY_TOOL_SEMANTIC": "0",  # words only: with the extra installed, `index` runs a model
     "MEMORY_TOOL_TODAY": "2026-11-29",
     "MEMORY_TOOL_HOME": None,
     "CLAUDE_CONFIG_DIR": None,
