@@ -18,11 +18,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memory_tool.errors import ConfigError
+from memory_tool.words import (
+    FUZZY_MIN_LEN,
+    STOP_WORDS,
+    TRAILING_DIGITS_RE,
+    deletes,
+    edit_distance,
+    max_edits,
+    stem,
+    stems_of_phrase,
+    tokenize,
+)
 
 # --- scoring constants -------------------------------------------------------------------------
 
@@ -47,15 +57,6 @@ INSTINCT_WEIGHT = 1.0  # trigger words of a mature instinct act as ordinary keyw
 # just by containing many words. 12 is about two sentences; most typed prompts are shorter.
 LENGTH_PIVOT = 12
 
-# Typo tolerance by keyword length: short words have too many real-word neighbours ("model" ~
-# "modal", "rules" ~ "roles"), so no fuzzy match under 6 letters; one edit up to 8 letters; two
-# from 9 ("authentification", "deploymnets"). A transposition counts as one edit. Only keywords
-# and aliases are typo-matched, never weak words (a typo of a hint is too little evidence).
-FUZZY_MIN_LEN = 6
-FUZZY_TWO_EDITS_LEN = 9
-# Longer words are identifiers, hashes or base64, not typos of a keyword (the longest keywords,
-# "modulenotfounderror", "imagepullbackoff", are under 20); their deletion sets grow as len^2.
-FUZZY_MAX_LEN = 24
 # At most this many distinct words per prompt get a typo look-up: a typo that matters is in the
 # typed part, and a long paste of unknown words must not cost the hook tens of milliseconds.
 MAX_FUZZY_LOOKUPS = 48
@@ -93,192 +94,6 @@ TRIGGER_WORD_MIN_LEN = 4
 # from another version is then rejected (from_json raises) and rebuilt.
 # 2: rooms carry "concern" (the tie-break of _rank_key).
 COMPILED_FORMAT = 2
-
-# --- normalisation -----------------------------------------------------------------------------
-
-# Function words and conversational filler: never scored, not counted as content, never
-# fuzzy-matched (so "thanks" cannot become a typo of anything).
-# fmt: off
-STOP_WORDS = frozenset({
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
-    "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below",
-    "between", "both", "but", "by", "can", "cannot", "could", "couldn", "did", "didn",
-    "didnt", "do", "does", "doesn", "doesnt", "doing", "don", "dont", "down", "during",
-    "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn", "have", "haven",
-    "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i",
-    "if", "in", "into", "is", "isn", "isnt", "it", "its", "itself", "just", "let", "lets",
-    "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on",
-    "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
-    "she", "should", "shouldn", "shouldnt", "so", "some", "such", "than", "that", "thats",
-    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
-    "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn", "we",
-    "were", "weren", "what", "whats", "when", "where", "which", "while", "who", "whom", "why",
-    "will", "with", "won", "wont", "would", "wouldn", "you", "your", "yours", "yourself",
-    "yourselves", "ll", "ve", "re", "ok", "okay", "yes", "yeah", "yep", "nope", "thanks",
-    "thank", "thx", "ty", "hi", "hello", "hey", "please", "pls", "plz", "lol", "hmm", "rn",
-    "tho", "btw", "imo", "idk", "maybe", "really", "actually", "basically", "like", "want",
-    "wants", "need", "needs", "get", "gets", "got", "make", "makes", "made", "go", "going",
-    "gone", "goes", "done", "use", "used", "using", "add", "adds", "added", "fix", "fixed",
-    "fixing", "change", "changed", "changes", "try", "tried", "see", "look", "looks",
-    "looking", "thing", "things", "stuff", "something", "anything", "everything", "nothing",
-    "way", "ways", "new", "old", "good", "bad", "better", "best", "nice", "great", "right",
-    "wrong", "sure", "still", "even", "instead", "one", "two", "three", "first", "last",
-    "next", "previous", "today", "yesterday", "tomorrow", "always", "never", "code",
-    "function", "functions", "file", "files", "line", "lines", "bug", "bugs", "error",
-    "errors", "issue", "issues", "problem", "problems", "work", "works", "working", "worked",
-    "help", "write", "wrote", "written", "show", "tell", "explain", "mean", "means",
-    "getting", "making", "uses", "adding", "fixes", "changing", "tries", "trying", "seeing",
-    "keep", "keeps", "kept", "put", "puts", "writing", "creating", "create", "created",
-    "running", "editing", "edit", "edited", "updating", "starting", "calling", "handling",
-    "setting", "implement", "implementing", "whenever"
-})
-# fmt: on
-
-# Symbols that carry meaning but vanish when tokenising on [A-Za-z0-9].
-_SPECIAL_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bn\s*\+\s*1\b", re.IGNORECASE), " nplusone "),
-    (re.compile(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE), " bigo ("),
-)
-_COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_TRAILING_DIGITS_RE = re.compile(r"^([a-z]{3,})[0-9]+$")
-_VOWELS = frozenset("aeiouy")
-_NO_UNDOUBLE = frozenset("lsz")  # "install", "access", "fizz" keep their double letter
-# Words whose stem would merge two meanings: "staging" (an environment) is not a "stage".
-_STEM_KEEP = frozenset({"staging"})
-
-
-def _undouble(word: str) -> str:
-    if len(word) >= 3 and word[-1] == word[-2] and word[-1] not in _VOWELS | _NO_UNDOUBLE:
-        return word[:-1]
-    return word
-
-
-def _has_vowel(word: str) -> bool:
-    return any(c in _VOWELS for c in word)
-
-
-def stem(word: str) -> str:
-    """Light, deterministic suffix stripper (a tiny Porter subset), applied to lowercase words.
-
-    Words of 3 letters or fewer, or with digits (k8s, oauth2, p99), are kept as they are.
-    1. Plural: -sses -> -ss, -ies -> -i, else a final -s is dropped unless the word ends in
-       -ss, -us or -is (class, status, redis).
-    2. At most one suffix: -ization -> -iz (optimization ~ optimize); -ation -> -at
-       (migration ~ migrate, authentication ~ authenticate); -ment when at least 6 letters
-       remain (deployment ~ deploy); -ing / -ed when the rest has a vowel (string, speed and
-       need stay), undoubling a final double consonant except l, s, z (logging -> log).
-    3. A final -e is dropped (cache ~ caching); a final consonant+y becomes -i (query ~ queries).
-    A few words are kept whole (_STEM_KEEP). Both sides (keywords at compile time, prompt words
-    at classify time) go through the same function, so it only has to be consistent, not
-    linguistically right.
-    """
-    w = word
-    if len(w) <= 3 or not w.isalpha() or w in _STEM_KEEP:
-        return w
-    if w.endswith("sses") or (w.endswith("ies") and len(w) > 4):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    if w.endswith("ization") and len(w) > 9:
-        w = w[:-5]
-    elif w.endswith("ation") and len(w) >= 8:
-        w = w[:-3]
-    elif w.endswith("ment") and len(w) >= 10:
-        w = w[:-4]
-    elif w.endswith("ing") and len(w) >= 6 and _has_vowel(w[:-3]):
-        w = _undouble(w[:-3])
-    elif w.endswith("ed") and not w.endswith("eed") and len(w) >= 5 and _has_vowel(w[:-2]):
-        w = _undouble(w[:-2])
-    if len(w) >= 4:
-        if w.endswith("e"):
-            w = w[:-1]
-        elif w.endswith("y") and w[-2] not in _VOWELS:
-            w = w[:-1] + "i"
-    return w
-
-
-class Tokens(NamedTuple):
-    """A text split into lowercase words.
-
-    ``words`` keeps order (phrases match on it); ``extras`` holds joined forms of identifiers
-    (``useEffect`` -> ``useeffect``, ``pre-commit`` -> ``precommit``), looked up as single
-    words only.
-    """
-
-    words: tuple[str, ...]
-    extras: tuple[str, ...]
-
-
-def tokenize(text: str) -> Tokens:
-    """Lowercase words of ``text``, splitting snake_case, kebab-case, camelCase and paths."""
-    for pattern, replacement in _SPECIAL_TOKENS:
-        text = pattern.sub(replacement, text)
-    words: list[str] = []
-    extras: list[str] = []
-    for match in _COMPOUND_RE.finditer(text):
-        compound = match.group()
-        parts: list[str] = []
-        for piece in re.split(r"[-_]", compound):
-            if not piece:
-                continue
-            parts.extend(_CAMEL_RE.sub(" ", piece).lower().split())
-        words.extend(parts)
-        if len(parts) > 1:
-            joined = "".join(parts)
-            if len(joined) <= 40:
-                extras.append(joined)
-    return Tokens(tuple(words), tuple(extras))
-
-
-def _phrase_stems(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in tokenize(text).words)
-
-
-# --- typo table ----------------------------------------------------------------------------------
-
-
-def _max_edits(word: str) -> int:
-    if len(word) < FUZZY_MIN_LEN or len(word) > FUZZY_MAX_LEN:
-        return 0
-    return 2 if len(word) >= FUZZY_TWO_EDITS_LEN else 1
-
-
-def _deletes(word: str, depth: int) -> set[str]:
-    """``word`` and every string made from it by deleting up to ``depth`` characters, never the
-    first one (a fuzzy match must keep the first letter anyway)."""
-    out = {word}
-    frontier = {word}
-    for _ in range(depth):
-        nxt: set[str] = set()
-        for w in frontier:
-            for i in range(1, len(w)):
-                nxt.add(w[:i] + w[i + 1 :])
-        out |= nxt
-        frontier = nxt
-    return out
-
-
-def edit_distance(a: str, b: str, limit: int) -> int:
-    """Optimal-string-alignment distance (a transposition is one edit), or ``limit + 1`` as soon
-    as it is known to exceed ``limit``. Pure Python, fine for the few short words it sees."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, prev2[j - 2] + 1)
-            cur[j] = v
-        if min(cur) > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return prev[len(b)]
-
 
 # --- compiled rooms ---------------------------------------------------------------------------
 
@@ -408,11 +223,11 @@ class _Builder:
     def _add_term(self, room: str, form: str, term: str, weight: float) -> None:
         rooms = self.terms.setdefault(term, {})
         rooms[room] = max(rooms.get(room, 0.0), weight)
-        if weight > WEAK_WEIGHT and form.isalpha() and _max_edits(form) > 0:
+        if weight > WEAK_WEIGHT and form.isalpha() and max_edits(form) > 0:
             self.surface.setdefault(form, term)
 
     def add_phrase(self, room: str, phrase: str, weight: float) -> None:
-        stems = _phrase_stems(phrase)
+        stems = stems_of_phrase(phrase)
         if len(stems) == 1:
             self.add_word(room, phrase, weight)
             return
@@ -449,7 +264,7 @@ class _Builder:
         fuzzy = [[form, self.surface[form]] for form in forms]
         variants: dict[str, list[int]] = {}
         for index, form in enumerate(forms):
-            for variant in _deletes(form, 1):
+            for variant in deletes(form, 1):
                 variants.setdefault(variant, []).append(index)
         typos: TypoTable = {k: (v[0] if len(v) == 1 else v) for k, v in sorted(variants.items())}
         return CompiledRooms(
@@ -545,7 +360,7 @@ class RoomMatch(NamedTuple):
 
 def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
     """The term ``word`` is a typo of, with its weight factor, or None."""
-    limit = _max_edits(word)
+    limit = max_edits(word)
     if limit == 0:
         return None
     typos = rooms.typos
@@ -555,7 +370,7 @@ def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
         queries.append(word[:-1])  # plural forms are not in the table (see _Builder.build)
     best: tuple[int, str, str] | None = None
     for query in queries:
-        for variant in _deletes(query, limit):
+        for variant in deletes(query, limit):
             hit = typos.get(variant)
             if hit is None:
                 continue
@@ -563,7 +378,7 @@ def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
                 form, term = fuzzy[index]
                 if form[0] != query[0]:  # typos rarely hit the first letter
                     continue
-                allowed = min(limit, _max_edits(form))
+                allowed = min(limit, max_edits(form))
                 dist = edit_distance(query, form, allowed)
                 if dist <= allowed and (best is None or (dist, form) < best[:2]):
                     best = (dist, form, term)
@@ -618,7 +433,7 @@ def _raw_scores(
         hit = terms.get(word_stem)
         if hit is None:
             # "python3", "oauth2", "sqlite3": fall back to the name without its version digits.
-            digits = _TRAILING_DIGITS_RE.match(word)
+            digits = TRAILING_DIGITS_RE.match(word)
             if digits:
                 word_stem = stem(digits.group(1))
                 hit = terms.get(word_stem)
