@@ -246,3 +246,35 @@ def test_the_background_refresh_embeds_new_memories() -> None:
         assert idx.conn.execute(
             "SELECT COUNT(*) FROM vectors WHERE id = ?", (entry.id,)
         ).fetchone()[0]
+
+
+@needs_extra
+def test_index_shows_embedding_progress_on_a_terminal() -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    seed()
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "from memory_tool.cli import main; main()", "index"],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            timeout=300,
+        )
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+    assert proc.returncode == 0
+    assert b"semantic vectors: 3/3 entries embedded" in seen

@@ -193,6 +193,20 @@ def add(
         click.echo(f"saved {entry.id} -> {entry.path}")
 
 
+def _embed_progress() -> Any:
+    """A progress line on a terminal: a first index of thousands of memories takes minutes."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        click.echo(f"\rsemantic vectors: {done}/{total} entries embedded{end}", err=True, nl=False)
+
+    return show
+
+
 @main.command()
 @click.option("--rebuild", is_flag=True, help="Re-read every file (ids are kept).")
 @cwd_option
@@ -208,7 +222,7 @@ def index(rebuild: bool, cwd: str, as_json: bool) -> None:
         total = idx.count()
         embedded = removed_vectors = 0
         if semantic.available():
-            embedded, removed_vectors = semantic.update(idx)
+            embedded, removed_vectors = semantic.update(idx, progress=_embed_progress())
     if as_json:
         data = {
             "scanned": stats.scanned,
