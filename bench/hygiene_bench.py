@@ -49,6 +49,7 @@ def env_for(home: Path, state: Path, day: dt.date = TODAY) -> dict[str, str]:
         MEMORY_TOOL_HOME=str(state),
         MEMORY_TOOL_TODAY=day.isoformat(),
         MEMORY_TOOL_NO_BACKGROUND="1",
+        MEMORY_TOOL_SEMANTIC="0",  # hygiene, not search: no sentence vectors to compute
     )
     return env
 
