@@ -16,7 +16,10 @@ in-process, exactly as without a server. Nothing here may raise.
 import os
 import sys
 
-PROTOCOL = b"MT1"
+PROTOCOL = b"MT2"
+# This install's package folder: a server started from another install (a second checkout, a
+# different venv) must not answer with its code.
+PACKAGE_DIR = os.fsencode(os.path.dirname(os.path.abspath(__file__)))
 # Events the hook scripts hand to the server. UserPromptSubmit runs on every prompt, so it is
 # the one whose start-up cost matters; the other hooks run once or twice a session.
 ROUTED_EVENTS = frozenset({"UserPromptSubmit"})
@@ -97,8 +100,16 @@ def request(event: str, body: bytes, timeout: float = TIMEOUT_S) -> tuple[str, b
         except OSError:
             cwd = b""
         env = b"\0".join(k + b"=" + v for k, v in os.environb.items())
-        head = b"%s %s %d %d %d\n" % (PROTOCOL, event.encode(), len(cwd), len(env), len(body))
-        sock.sendall(head + cwd + env + body)
+        pkg = PACKAGE_DIR
+        head = b"%s %s %d %d %d %d\n" % (
+            PROTOCOL,
+            event.encode(),
+            len(pkg),
+            len(cwd),
+            len(env),
+            len(body),
+        )
+        sock.sendall(head + pkg + cwd + env + body)
         sock.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:

@@ -10,8 +10,9 @@ script becomes a small client. It is an accelerator, never a dependency:
 - A call runs through the very same ``hooks.run`` as in-process, with the caller's environment
   and working directory, so both paths give byte-identical output (tested).
 - It exits by itself after ``IDLE_EXIT_S`` without calls, after ``MAX_CALLS`` calls, and as soon
-  as its own code changes on disk (an upgrade), answering that call with RETRY; the next hook
-  falls back and starts a fresh one. One server per state root: a lock file decides.
+  as its own code changes on disk (an upgrade) or a hook of another install calls, answering
+  that call with RETRY; the hook falls back and starts a fresh one. One server per state root:
+  a lock file decides.
 - It runs calls one at a time. They take milliseconds; a caller that waits longer than the
   client's timeout runs in-process instead.
 
@@ -79,8 +80,9 @@ def _private_dir(path: str) -> None:
         os.chmod(path, 0o700)
 
 
-def _read_request(conn: socket.socket) -> tuple[str, bytes, dict[str, str], bytes] | None:
-    """(event, cwd, environment, stdin) of one request, or None when it is malformed."""
+def _read_request(conn: socket.socket) -> tuple[str, bytes, bytes, dict[str, str], bytes] | None:
+    """(event, client package folder, cwd, environment, stdin) of one request, or None when it
+    is malformed."""
     buf = b""
     while b"\n" not in buf:
         chunk = conn.recv(4096)
@@ -91,7 +93,7 @@ def _read_request(conn: socket.socket) -> tuple[str, bytes, dict[str, str], byte
             return None
     head, _, rest = buf.partition(b"\n")
     parts = head.split(b" ")
-    if len(parts) != 5 or parts[0] != client.PROTOCOL:
+    if len(parts) != 6 or parts[0] != client.PROTOCOL:
         return None
     try:
         sizes = [int(p) for p in parts[2:]]
@@ -108,16 +110,19 @@ def _read_request(conn: socket.socket) -> tuple[str, bytes, dict[str, str], byte
             return None
         chunks.append(chunk)
         have += len(chunk)
-    data = b"".join(chunks)
-    cwd, env_blob, body = data[: sizes[0]], data[sizes[0] : sizes[0] + sizes[1]], data[-sizes[2] :]
-    if not sizes[2]:
-        body = b""
+    data = b"".join(chunks)[:total]
+    fields = []
+    at = 0
+    for size in sizes:
+        fields.append(data[at : at + size])
+        at += size
+    pkg, cwd, env_blob, body = fields
     env: dict[str, str] = {}
     for item in env_blob.split(b"\0") if env_blob else ():
         key, sep, value = item.partition(b"=")
         if sep and key:
             env[os.fsdecode(key)] = os.fsdecode(value)
-    return parts[1].decode("ascii", "replace"), cwd, env, body
+    return parts[1].decode("ascii", "replace"), pkg, cwd, env, body
 
 
 # The TZ the time module was last set to (tzset); the server's own at start.
@@ -205,14 +210,14 @@ class Server:
             if req is None:
                 conn.sendall(b"ERROR bad request\n")
                 return True
-            event, cwd, env, body = req
+            event, pkg, cwd, env, body = req
             if event == PING:
                 conn.sendall(b"OK\n" + self.status().encode())
                 return True
             if event == STOP:
                 conn.sendall(b"OK\nstopping\n")
                 return False
-            if _code_stamp() != self.stamp or not self.still_ours():
+            if pkg != client.PACKAGE_DIR or _code_stamp() != self.stamp or not self.still_ours():
                 conn.sendall(b"RETRY\n")
                 return False
             self.calls += 1

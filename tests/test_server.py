@@ -206,8 +206,9 @@ def test_garbage_on_the_socket_is_refused_and_the_server_goes_on(
     assert server.start() is not None
     for junk in (
         b"hello\n",
-        b"MT1 x 1 2\n",
-        b"MT1 UserPromptSubmit 5 5 999999999999\n",
+        b"MT2 x 1 2\n",
+        b"MT2 UserPromptSubmit 1 5 5 999999999999\n",
+        b"MT1 UserPromptSubmit 0 0 2\n{}",  # an older protocol
         b"\xff" * 5000,
     ):
         with socket.socket(socket.AF_UNIX) as s:
@@ -259,13 +260,32 @@ def test_a_server_whose_code_changed_retires(tmp_path: Path) -> None:
     thread.start()
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(path)
-        s.sendall(b"MT1 UserPromptSubmit 0 0 2\n{}")
+        pkg = client.PACKAGE_DIR
+        s.sendall(b"MT2 UserPromptSubmit %d 0 0 2\n%s{}" % (len(pkg), pkg))
         s.shutdown(socket.SHUT_WR)
         reply = s.recv(100)
     thread.join()
     srv.close()
     assert reply == b"RETRY\n" and answered == [False]
     assert not os.path.exists(path)
+
+
+def test_a_hook_of_another_install_is_not_answered_with_this_ones_code(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.sock")
+    srv = server.Server(str(tmp_path), path)
+    srv.bind()
+    answered: list[bool] = []
+    thread = threading.Thread(target=lambda: answered.append(srv._answer(srv.sock.accept()[0], {})))
+    thread.start()
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(path)
+        other = b"/elsewhere/site-packages/memory_tool"
+        s.sendall(b"MT2 UserPromptSubmit %d 0 0 2\n%s{}" % (len(other), other))
+        s.shutdown(socket.SHUT_WR)
+        reply = s.recv(100)
+    thread.join()
+    srv.close()
+    assert reply == b"RETRY\n" and answered == [False]
 
 
 def test_uninstall_stops_the_server(allow_server: None) -> None:
