@@ -24,8 +24,11 @@ from typing import Any, NamedTuple
 from memory_tool.errors import ConfigError
 from memory_tool.words import (
     FUZZY_MIN_LEN,
+    IDENT_HEAD,
+    IDENT_MODIFIER,
     STOP_WORDS,
     TRAILING_DIGITS_RE,
+    WORD,
     deletes,
     edit_distance,
     max_edits,
@@ -51,6 +54,26 @@ ALIAS_WEIGHT = 1.0  # abbreviations are as specific as the word they stand for (
 WEAK_WEIGHT = 0.5  # a hint ("table", "page"): needs a second clue to pass the threshold
 PHRASE_WEIGHT = 1.5  # "foreign key" says more than "foreign" + "key"; its words are consumed
 INSTINCT_WEIGHT = 1.0  # trigger words of a mature instinct act as ordinary keywords
+
+# A word seen only inside a code identifier is weaker evidence than the same word written as a
+# word: "rename getData to fetchUserProfile" is about neither data nor profiling. The last part
+# of an identifier is its head noun, the kind of thing it is (Profile, Context, Error, Store):
+# generic, so it is held under ROOM_THRESHOLD on its own. The parts before it qualify the head
+# with the domain ("useAuthContext", "test_checkout", "SessionStore") and still pass alone,
+# a little under a written word so that they lose to a written keyword of another room.
+# Whole identifiers that are keywords ("useEffect", "CrashLoopBackOff") keep full weight.
+IDENT_MODIFIER_FACTOR = 0.9
+IDENT_HEAD_FACTOR = 0.7
+_PART_FACTOR = {IDENT_MODIFIER: IDENT_MODIFIER_FACTOR, IDENT_HEAD: IDENT_HEAD_FACTOR}
+
+# A concern room (tests, docs, speed, security, CI, dependencies) named before the part of the
+# system it is about ranks as if its score were this many times higher: the prompt leads with
+# its task ("add snapshot tests for the Button component", "write an ADR for postgres over
+# mongo", "document the env vars") and the part words that follow only say where. 2 lets one
+# leading concern keyword outrank two part keywords; a prompt that leads with the part ("the
+# orm is doing N+1 queries") or piles up part evidence (3+ keywords) keeps the part. Tuned on
+# both labeled sets: 1.5 recovers half the cases; from 2.5 prompts start to be lost.
+CONCERN_RANK_FACTOR = 2.0
 
 # Prompts up to this many content words score at full strength; longer ones (pasted logs,
 # long explanations) are scaled by sqrt(pivot / n) so a long prompt does not reach the threshold
@@ -93,7 +116,8 @@ TRIGGER_WORD_MIN_LEN = 4
 # Bump when the CompiledRooms JSON layout or the tokeniser/stemmer changes: a cached compile
 # from another version is then rejected (from_json raises) and rebuilt.
 # 2: rooms carry "concern" (the tie-break of _rank_key).
-COMPILED_FORMAT = 2
+# 3: the tokeniser marks HTTP status codes ("return 201" -> httpstatus) and identifier parts.
+COMPILED_FORMAT = 3
 
 # --- compiled rooms ---------------------------------------------------------------------------
 
@@ -356,11 +380,17 @@ class RoomMatch(NamedTuple):
     room: str
     score: float
     terms: tuple[str, ...]
+    lead: bool = False  # a concern named before the part of the system it is about
 
 
 def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
     """The term ``word`` is a typo of, with its weight factor, or None."""
     limit = max_edits(word)
+    base = stem(word)
+    if len(base) + 1 < len(word):
+        # An inflected short word ("opened", "listed") is a real word, not a typo: allow only
+        # the edits its stem's length allows ("opened" -> "open", none; "openid" stays apart).
+        limit = min(limit, max_edits(base))
     if limit == 0:
         return None
     typos = rooms.typos
@@ -390,8 +420,9 @@ def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
 
 def _raw_scores(
     text: str, rooms: CompiledRooms
-) -> tuple[dict[str, float], dict[str, list[str]], int]:
-    """Per-room sums of matched term weights (each term once), matched terms, content length."""
+) -> tuple[dict[str, float], dict[str, list[str]], int, dict[str, int]]:
+    """Per-room sums of matched term weights (each term once), matched terms, content length,
+    and the word position of each room's first match."""
     text = _clip(text)
     tokens = tokenize(text)
     words = tokens.words
@@ -399,10 +430,13 @@ def _raw_scores(
     consumed = [False] * len(words)
     scores: dict[str, float] = {}
     matched: dict[str, list[str]] = {}
+    first: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
 
-    def credit(label: str, weights: Sequence[Sequence[Any]], factor: float = 1.0) -> None:
+    def credit(label: str, weights: Sequence[Sequence[Any]], at: int, factor: float = 1.0) -> None:
         for room, weight in weights:
+            if at < first.get(room, at + 1):
+                first[room] = at
             if (room, label) in seen:
                 continue
             seen.add((room, label))
@@ -416,7 +450,7 @@ def _raw_scores(
         for phrase_stems, weights in phrases.get(stems[i], ()):  # longest first
             n = len(phrase_stems)
             if stems[i : i + n] == phrase_stems:
-                credit(" ".join(phrase_stems), weights)  # by stems: "unit tests" = "unit test"
+                credit(" ".join(phrase_stems), weights, i)  # by stems: "unit tests" = "unit test"
                 for j in range(i, i + n):
                     consumed[j] = True
                 step = n
@@ -425,9 +459,18 @@ def _raw_scores(
 
     terms = rooms.terms
     typo_memo: dict[str, tuple[str, float] | None] = {}
-    candidates = [(w, s) for w, s, c in zip(words, stems, consumed, strict=True) if not c]
-    candidates += [(w, stem(w)) for w in tokens.extras]
-    for word, word_stem in candidates:
+    kinds = tokens.ident or (WORD,) * len(words)
+    # Words written as words and whole identifiers first, identifier parts after: a term counts
+    # once per room, at the weight of its first (strongest) occurrence.
+    numbered = list(enumerate(zip(words, stems, consumed, kinds, strict=True)))
+    candidates = [(at, w, s, 1.0) for at, (w, s, c, k) in numbered if not c and k == WORD]
+    # A joined identifier's position is unknown here; it counts as mentioned last.
+    candidates += [(len(words), w, stem(w), 1.0) for w in tokens.extras]
+    candidates += sorted(
+        ((at, w, s, _PART_FACTOR[k]) for at, (w, s, c, k) in numbered if not c and k != WORD),
+        key=lambda c: -c[3],
+    )
+    for at, word, word_stem, part_factor in candidates:
         if word in STOP_WORDS:
             continue
         hit = terms.get(word_stem)
@@ -438,7 +481,7 @@ def _raw_scores(
                 word_stem = stem(digits.group(1))
                 hit = terms.get(word_stem)
         if hit is not None:
-            credit(word_stem, hit)
+            credit(word_stem, hit, at, part_factor)
         elif word.isalpha():
             if word in typo_memo:
                 fuzzy = typo_memo[word]
@@ -448,9 +491,9 @@ def _raw_scores(
                 fuzzy = None
             if fuzzy is not None:
                 term, factor = fuzzy
-                credit(term, terms.get(term, ()), factor)
+                credit(term, terms.get(term, ()), at, factor * part_factor)
     content = sum(1 for w in words if w not in STOP_WORDS and not w.isdigit())
-    return scores, matched, content
+    return scores, matched, content, first
 
 
 def _clip(text: str) -> str:
@@ -477,13 +520,35 @@ def _parts(text: str) -> list[str]:
     return [text, lines[0], lines[-1]]
 
 
-def _rank_key(room: str, score: float, rooms: CompiledRooms) -> tuple[float, bool, str]:
-    """Best first. Scores come in whole keyword units, so equal scores are common: "the /reports
-    endpoint is slow" has one performance and one api keyword. A room marked ``concern`` (a
-    quality or artefact of any part of the system: speed, security, tests, docs, CI,
-    dependencies) then ranks before a room that names the part it shows up in, because the
+def _rank_key(
+    room: str, score: float, rooms: CompiledRooms, lead: bool = False
+) -> tuple[bool, float, bool, str]:
+    """Best first. Rooms reaching ROOM_THRESHOLD come before those that do not. A concern
+    room (a quality or artefact of any part of the system: speed, security, tests, docs, CI,
+    dependencies) that ``lead``s, i.e. is named before the part rooms of the prompt, ranks by
+    CONCERN_RANK_FACTOR times its score. Equal ranks are common (scores come in whole keyword
+    units: "the /reports endpoint is slow"): a concern then ranks before a part, because the
     concern is what the prompt is about; remaining ties go by name."""
-    return (-score, not rooms.rooms.get(room, {}).get("concern", False), room)
+    concern = rooms.rooms.get(room, {}).get("concern", False)
+    passes = score >= ROOM_THRESHOLD
+    rank = score * CONCERN_RANK_FACTOR if concern and passes and lead else score
+    return (not passes, -rank, not concern, room)
+
+
+def _leading_concerns(
+    scores: Mapping[str, float], first: Mapping[str, int], rooms: CompiledRooms
+) -> set[str]:
+    """The concern rooms whose first word comes before the first word of every part room
+    (a room without ``concern``) that reaches the threshold; none if no part room does."""
+    parts = [
+        first[r]
+        for r, v in scores.items()
+        if v >= ROOM_THRESHOLD and not rooms.rooms.get(r, {}).get("concern", False)
+    ]
+    if not parts:
+        return set()
+    start = min(parts)
+    return {r for r in scores if rooms.rooms.get(r, {}).get("concern", False) and first[r] < start}
 
 
 def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
@@ -493,13 +558,14 @@ def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
     first and last lines (see _parts)."""
     best: dict[str, RoomMatch] = {}
     for part in _parts(text):
-        scores, matched, content = _raw_scores(part, rooms)
+        scores, matched, content, first = _raw_scores(part, rooms)
         factor = _length_factor(content)
-        for room, score in scores.items():
-            value = round(score * factor, 4)
+        scaled = {room: round(score * factor, 4) for room, score in scores.items()}
+        leading = _leading_concerns(scaled, first, rooms)
+        for room, value in scaled.items():
             if value > 0 and (room not in best or value > best[room].score):
-                best[room] = RoomMatch(room, value, tuple(matched[room]))
-    return sorted(best.values(), key=lambda m: _rank_key(m.room, m.score, rooms))
+                best[room] = RoomMatch(room, value, tuple(matched[room]), room in leading)
+    return sorted(best.values(), key=lambda m: _rank_key(m.room, m.score, rooms, m.lead))
 
 
 def classify(text: str, rooms: CompiledRooms) -> list[tuple[str, float]]:
@@ -526,7 +592,7 @@ def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms)
     ):
         if not text:
             continue
-        scores, _, content = _raw_scores(text, rooms)
+        scores, _, content, _ = _raw_scores(text, rooms)
         factor = weight * (_length_factor(content) if normalise else 1.0)
         for room, score in scores.items():
             total[room] = total.get(room, 0.0) + score * factor
@@ -618,7 +684,7 @@ def resolve_domain(domain: str, rooms: CompiledRooms | None = None) -> str | Non
         return name or None
     if name in rooms.rooms:
         return name
-    scores, _, _ = _raw_scores(domain, rooms)
+    scores, _, _, _ = _raw_scores(domain, rooms)
     if not scores:
         return None
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))

@@ -65,6 +65,17 @@ STOP_WORDS = frozenset({
 _SPECIAL_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bn\s*\+\s*1\b", re.IGNORECASE), " nplusone "),
     (re.compile(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE), " bigo ("),
+    # A three-digit number right after a word that returns or names a response ("return 201",
+    # "responds with a 404", "status 500", "HTTP 429") is an HTTP status code; a bare number
+    # ("200 rows", "500 ms") is not, so only this context adds the marker word.
+    (
+        re.compile(
+            r"\b((?:return|respond|repl(?:y|ie)|status|http|throw)[a-z]*(?:\s+code)?"
+            r"\s+(?:with\s+)?(?:an?\s+)?[1-5][0-9][0-9])\b",
+            re.IGNORECASE,
+        ),
+        r"\1 httpstatus ",
+    ),
 )
 _COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -125,16 +136,26 @@ def stem(word: str) -> str:
     return w
 
 
+# Kinds of word in Tokens.ident.
+WORD = 0
+IDENT_MODIFIER = 1
+IDENT_HEAD = 2
+
+
 class Tokens(NamedTuple):
     """A text split into lowercase words.
 
     ``words`` keeps order (phrases match on it); ``extras`` holds joined forms of identifiers
     (``useEffect`` -> ``useeffect``, ``pre-commit`` -> ``precommit``), looked up as single
-    words only.
+    words only. ``ident`` says, per word, whether it was written as a word (WORD) or is a part
+    of a code identifier (camelCase or snake_case; kebab-case is prose: "end-to-end"): its last
+    part, the head noun naming the kind of thing (IDENT_HEAD: ``fetchUserProfile`` -> profile),
+    or a part before it (IDENT_MODIFIER: fetch, user).
     """
 
     words: tuple[str, ...]
     extras: tuple[str, ...]
+    ident: tuple[int, ...] = ()
 
 
 def tokenize(text: str) -> Tokens:
@@ -143,19 +164,27 @@ def tokenize(text: str) -> Tokens:
         text = pattern.sub(replacement, text)
     words: list[str] = []
     extras: list[str] = []
+    ident: list[int] = []
     for match in _COMPOUND_RE.finditer(text):
         compound = match.group()
         parts: list[str] = []
+        camel = False
         for piece in re.split(r"[-_]", compound):
             if not piece:
                 continue
-            parts.extend(_CAMEL_RE.sub(" ", piece).lower().split())
+            split = _CAMEL_RE.sub(" ", piece).lower().split()
+            camel = camel or len(split) > 1
+            parts.extend(split)
         words.extend(parts)
+        if len(parts) > 1 and (camel or "_" in compound):
+            ident.extend([IDENT_MODIFIER] * (len(parts) - 1) + [IDENT_HEAD])
+        else:
+            ident.extend([WORD] * len(parts))
         if len(parts) > 1:
             joined = "".join(parts)
             if len(joined) <= 40:
                 extras.append(joined)
-    return Tokens(tuple(words), tuple(extras))
+    return Tokens(tuple(words), tuple(extras), tuple(ident))
 
 
 def stems_of_phrase(text: str) -> tuple[str, ...]:

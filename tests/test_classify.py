@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_tool.classify import (
+    CONCERN_RANK_FACTOR,
     MATURE_CONFIDENCE,
     ROOM_THRESHOLD,
     CompiledRooms,
@@ -223,8 +224,19 @@ def test_any_text_gives_sorted_thresholded_rooms(text: str) -> None:
     rooms = compile_rooms(spec())
     found = classify(text, rooms)
     assert all(room in rooms.rooms and score >= ROOM_THRESHOLD for room, score in found)
+    detail = classify_detail(text, rooms)
+    assert found == [(m.room, m.score) for m in detail if m.score >= ROOM_THRESHOLD]
     concern = {name for name, meta in rooms.rooms.items() if meta["concern"]}
-    assert found == sorted(found, key=lambda rs: (-rs[1], rs[0] not in concern, rs[0]))
+    # Lead concerns rank at CONCERN_RANK_FACTOR x their score; otherwise by score, then name.
+    assert detail == sorted(
+        detail,
+        key=lambda m: (
+            m.score < ROOM_THRESHOLD,
+            -m.score * (CONCERN_RANK_FACTOR if m.lead and m.room in concern else 1.0),
+            m.room not in concern,
+            m.room,
+        ),
+    )
     assert found == classify(text, rooms)
 
 
@@ -234,7 +246,9 @@ def test_results_are_sorted_thresholded_and_deterministic(rooms: CompiledRooms) 
     assert first == classify(text, rooms)
     assert {"security", "authentication"} <= {r for r, _ in first}
     assert all(score >= ROOM_THRESHOLD for _, score in first)
-    assert [s for _, s in first] == sorted((s for _, s in first), reverse=True)
+    # Security leads the prompt, so it ranks first; the part rooms follow by score.
+    assert first[0][0] == "security"
+    assert [s for _, s in first[1:]] == sorted((s for _, s in first[1:]), reverse=True)
     assert compile_rooms(spec()).to_json() == compile_rooms(spec()).to_json()
 
 
@@ -263,6 +277,59 @@ def test_on_a_tie_the_concern_ranks_before_the_part_it_shows_up_in(rooms: Compil
     assert top_room("slow query on postgres, the migration added no index", rooms) == "database"
 
 
+def test_a_concern_named_first_outranks_the_part_it_is_about(rooms: CompiledRooms) -> None:
+    # The task comes first, the part of the system after it: two part keywords do not win.
+    assert top_room("add snapshot tests for the Button component", rooms) == "testing"
+    assert top_room("write an ADR for choosing postgres over mongo", rooms) == "documentation"
+    assert top_room("document the env vars somewhere", rooms) == "documentation"
+    # A prompt that leads with the part keeps it, even with a concern keyword after it.
+    assert top_room("the orm is doing N+1 queries on the dashboard page", rooms) == "database"
+    assert top_room("graphql resolver for comments returns null", rooms) == "api"
+
+
+def test_a_word_only_inside_an_identifier_counts_less(rooms: CompiledRooms) -> None:
+    # The head noun of an identifier names a kind of thing, not a topic ...
+    assert classify("rename getData to fetchUserProfile everywhere", rooms) == []
+    assert top_room("profile the checkout flow", rooms) == "performance"
+    # ... while the parts qualifying it still say which room on their own.
+    assert top_room("useAuthContext returns undefined", rooms) == "authentication"
+    assert top_room("test_checkout fails on main", rooms) == "testing"
+    # A whole identifier that is a keyword keeps its full weight.
+    assert top_room("pods in ErrImagePull", rooms) == "deployment"
+
+
+def test_http_status_codes_count_only_where_a_response_is_meant(rooms: CompiledRooms) -> None:
+    assert top_room("create should return 201 not 200", rooms) == "api"
+    assert top_room("it responds with a 500 when the body is empty", rooms) == "api"
+    assert classify("we got 200 rows back", rooms) == []
+
+
+def test_an_inflected_short_word_is_not_a_typo_of_a_keyword(rooms: CompiledRooms) -> None:
+    # "opened" is one letter from "openid", but it is "open" + -ed.
+    assert "authentication" not in {r for r, _ in classify("renovate opened 30 PRs", rooms)}
+    assert top_room("renovate opened 30 PRs, can we group them", rooms) == "dependencies"
+    assert top_room("update the reamde", rooms) == "documentation"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "room"),
+    [
+        ("helm upgrade stuck in pending-upgrade", "deployment"),
+        ("pod is OOMKilled every night", "deployment"),
+        ("dependabot PRs keep failing", "dependencies"),
+        ("get rid of lodash", "dependencies"),
+        ("we store passwords with md5", "security"),
+        ("fail the build when coverage drops under 80", "ci"),
+        ("add an index on users.email", "database"),
+        ("remember me does not work", "authentication"),
+    ],
+)
+def test_vocabulary_by_category(prompt: str, room: str, rooms: CompiledRooms) -> None:
+    # Tool names and states developers type: Kubernetes/helm states, update bots, utility
+    # libraries, weak hashes, coverage gates, index DDL, login persistence.
+    assert top_room(prompt, rooms) == room
+
+
 def test_a_hint_needs_a_second_clue(rooms: CompiledRooms) -> None:
     assert top_room("drop the orders table", rooms) == "database"
     assert classify("drop the second argument", rooms) == []
@@ -280,7 +347,9 @@ def test_compiled_rooms_survive_a_json_round_trip(rooms: CompiledRooms) -> None:
         assert classify(row["prompt"], again) == classify(row["prompt"], rooms)
 
 
-@pytest.mark.parametrize("bad", ["not json", "[]", '{"format": 0}', '{"format": 1}'])
+@pytest.mark.parametrize(
+    "bad", ["not json", "[]", '{"format": 0}', '{"format": 1}', '{"format": 2}']
+)
 def test_a_stale_or_broken_cache_is_refused_so_it_gets_rebuilt(bad: str) -> None:
     with pytest.raises(ConfigError, match="memory-tool index"):
         CompiledRooms.from_json(bad)
