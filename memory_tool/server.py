@@ -31,7 +31,6 @@ import socket
 import stat
 import sys
 import time
-from typing import Any
 
 from . import client
 
@@ -45,7 +44,6 @@ READ_TIMEOUT_S = 5.0
 # Requests carry a prompt; the same cap as a hook's stdin, plus the environment.
 MAX_REQUEST_BYTES = 32 * 1024 * 1024 + 1024 * 1024
 LISTEN_BACKLOG = 32
-PING, STOP = client.PING, client.STOP
 # How long `memory-tool server start` waits for a new server to answer.
 START_WAIT_S = 5.0
 # A call still running after this long is stuck (a hung disk, a FIFO where a file should be):
@@ -211,10 +209,10 @@ class Server:
                 conn.sendall(b"ERROR bad request\n")
                 return True
             event, pkg, cwd, env, body = req
-            if event == PING:
+            if event == client.PING:
                 conn.sendall(b"OK\n" + self.status().encode())
                 return True
-            if event == STOP:
+            if event == client.STOP:
                 conn.sendall(b"OK\nstopping\n")
                 return False
             if pkg != client.PACKAGE_DIR or _code_stamp() != self.stamp or not self.still_ours():
@@ -268,6 +266,8 @@ def _warm() -> None:
 def main(idle_exit_s: float | None = None) -> int:
     """Run a server for this state root in the foreground; returns when it exits. Exits at once
     (0) when another server of the same root holds the lock."""
+    from pathlib import Path
+
     from .fsutil import file_lock
     from .hooks import log_error
     from .paths import state_root
@@ -276,7 +276,7 @@ def main(idle_exit_s: float | None = None) -> int:
     run = os.path.join(root, "run")
     try:
         _private_dir(run)
-        with file_lock(_lock_path(run), blocking=False) as got:
+        with file_lock(Path(run) / "server.lock", blocking=False) as got:
             if not got:
                 return 0
             server = Server(root, client.socket_path(root))
@@ -287,12 +287,6 @@ def main(idle_exit_s: float | None = None) -> int:
         log_error("server", exc)
         return 1
     return 0
-
-
-def _lock_path(run: str) -> Any:
-    from pathlib import Path
-
-    return Path(run) / "server.lock"
 
 
 def ping(timeout: float = 1.0) -> str | None:

@@ -149,6 +149,23 @@ def test_eight_writers_and_hooks_lose_nothing(project: Path, sandbox: Path) -> N
     assert sorted(listed) == sorted(file_paths)
 
 
+def all_at_once(event: str, payload: dict[str, object]) -> list[tuple[int, bytes, bytes]]:
+    """WRITERS copies of a hook, run as installed and started together: (exit code, stdout,
+    stderr) of each."""
+    procs = [
+        subprocess.Popen(
+            hook_command(event),
+            shell=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(WRITERS)
+    ]
+    outs = [p.communicate(json.dumps(payload).encode(), timeout=60) for p in procs]
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs, strict=True)]
+
+
 def test_parallel_session_starts_on_a_fresh_machine(project: Path, sandbox: Path) -> None:
     """Eight sessions start at once before any index exists: the schema is created once and
     every one of them gets the brief."""
@@ -158,19 +175,8 @@ def test_parallel_session_starts_on_a_fresh_machine(project: Path, sandbox: Path
         paths.project_memory_dir(project), "project_a.md", "Fresh fact ZFRESHQ.", type_="project"
     )
     payload = {"session_id": "p", "transcript_path": "/x", "cwd": str(project), "source": "startup"}
-    procs = [
-        subprocess.Popen(
-            hook_command("SessionStart"),
-            shell=True,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for _ in range(WRITERS)
-    ]
-    outs = [p.communicate(json.dumps(payload).encode(), timeout=60) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
-        assert p.returncode == 0, err
+    for code, out, err in all_at_once("SessionStart", payload):
+        assert code == 0, err
         doc = check_output(out, "SessionStart")
         assert doc is not None, err
         assert "ZFRESHQ" in doc["hookSpecificOutput"]["additionalContext"]
@@ -191,20 +197,9 @@ def test_racing_stop_hooks_ask_for_the_handoff_once(project: Path, tmp_path: Pat
         "stop_hook_active": False,
         "last_assistant_message": "Built the widget modules.",
     }
-    procs = [
-        subprocess.Popen(
-            hook_command("Stop"),
-            shell=True,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for _ in range(WRITERS)
-    ]
-    outs = [p.communicate(json.dumps(payload).encode(), timeout=60) for p in procs]
     blocks = 0
-    for p, (out, err) in zip(procs, outs, strict=True):
-        assert p.returncode == 0, err
+    for code, out, err in all_at_once("Stop", payload):
+        assert code == 0, err
         doc = check_output(out, "Stop")
         blocks += bool(doc and doc.get("decision") == "block")
     assert blocks == 1

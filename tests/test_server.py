@@ -250,42 +250,75 @@ def test_a_second_server_of_the_same_root_leaves_at_once(allow_server: None) -> 
     assert server_pid() == pid
 
 
+def answer_once(srv: server.Server, pkg: bytes) -> tuple[bytes, bool]:
+    """One UserPromptSubmit request from a client of package folder ``pkg``, answered by
+    ``srv`` in a thread: (the reply, whether the server goes on)."""
+    answered: list[bool] = []
+    assert srv.sock is not None
+    listening = srv.sock
+
+    def serve_one() -> None:
+        answered.append(srv._answer(listening.accept()[0], {}))
+
+    thread = threading.Thread(target=serve_one)
+    thread.start()
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(srv.path)
+        s.sendall(b"MT2 UserPromptSubmit %d 0 0 2\n%s{}" % (len(pkg), pkg))
+        s.shutdown(socket.SHUT_WR)
+        reply = s.recv(100)
+    thread.join()
+    return reply, answered[0]
+
+
 def test_a_server_whose_code_changed_retires(tmp_path: Path) -> None:
     path = str(tmp_path / "s.sock")
     srv = server.Server(str(tmp_path), path)
     srv.bind()
     srv.stamp = ()  # as if the package on disk were no longer the one it imported
-    answered: list[bool] = []
-    thread = threading.Thread(target=lambda: answered.append(srv._answer(srv.sock.accept()[0], {})))
-    thread.start()
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(path)
-        pkg = client.PACKAGE_DIR
-        s.sendall(b"MT2 UserPromptSubmit %d 0 0 2\n%s{}" % (len(pkg), pkg))
-        s.shutdown(socket.SHUT_WR)
-        reply = s.recv(100)
-    thread.join()
+    reply, goes_on = answer_once(srv, client.PACKAGE_DIR)
     srv.close()
-    assert reply == b"RETRY\n" and answered == [False]
+    assert reply == b"RETRY\n" and goes_on is False
     assert not os.path.exists(path)
 
 
 def test_a_hook_of_another_install_is_not_answered_with_this_ones_code(tmp_path: Path) -> None:
-    path = str(tmp_path / "s.sock")
-    srv = server.Server(str(tmp_path), path)
+    srv = server.Server(str(tmp_path), str(tmp_path / "s.sock"))
     srv.bind()
-    answered: list[bool] = []
-    thread = threading.Thread(target=lambda: answered.append(srv._answer(srv.sock.accept()[0], {})))
-    thread.start()
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(path)
-        other = b"/elsewhere/site-packages/memory_tool"
-        s.sendall(b"MT2 UserPromptSubmit %d 0 0 2\n%s{}" % (len(other), other))
-        s.shutdown(socket.SHUT_WR)
-        reply = s.recv(100)
-    thread.join()
+    reply, goes_on = answer_once(srv, b"/elsewhere/site-packages/memory_tool")
     srv.close()
-    assert reply == b"RETRY\n" and answered == [False]
+    assert reply == b"RETRY\n" and goes_on is False
+
+
+def test_a_call_stuck_past_the_limit_ends_the_server(tmp_path: Path) -> None:
+    """SIGALRM ends a server stuck in one call, so later prompts start a fresh one instead of
+    each waiting out the client's timeout behind it."""
+    script = (
+        "import sys, time\n"
+        "from memory_tool import hooks, server\n"
+        "server.CALL_LIMIT_S = 1\n"
+        "hooks.register('Hang', lambda payload: time.sleep(60))\n"
+        "sys.exit(server.main())\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        assert wait_for(lambda: server.ping() is not None)
+        t = time.monotonic()
+        status, _ = client.request("Hang", b"{}", timeout=30)
+        assert status == client.FAILED  # the connection died with the server
+        assert proc.wait(timeout=30) == -signal.SIGALRM
+        assert time.monotonic() - t < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_install_stops_a_running_server_so_new_code_answers(allow_server: None) -> None:
+    assert server.start() is not None
+    proc = subprocess.run([*CLI, "install"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "stopped the running hook server" in proc.stdout
+    assert server.ping() is None
 
 
 def test_uninstall_stops_the_server(allow_server: None) -> None:

@@ -153,12 +153,19 @@ def test_broken_memory_tree_still_lets_the_session_finish(sandbox: Sandbox) -> N
     assert {p: after.get(p) for p in before} == before  # nothing changed or lost
 
 
-def test_corrupt_index_is_rebuilt_and_the_error_logged(sandbox: Sandbox) -> None:
+def installed_index_with(sandbox: Sandbox, fact: str) -> Path:
+    """Install, save one project fact, and return index.db with its WAL files gone, so that
+    damage done to the file is all the next session sees."""
     memory_tool(sandbox, "install")
-    memory_tool(sandbox, "add", "--type", "project", "The queue is called ZQUEUEQ.")
+    memory_tool(sandbox, "add", "--type", "project", fact)
     db = state_dir(sandbox) / "index.db"
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
+    return db
+
+
+def test_corrupt_index_is_rebuilt_and_the_error_logged(sandbox: Sandbox) -> None:
+    db = installed_index_with(sandbox, "The queue is called ZQUEUEQ.")
     db.write_bytes(b"this is not a database" * 500)
 
     _ok(run_claude_with_memory(sandbox, "hello"))
@@ -171,11 +178,7 @@ def test_corrupt_index_is_rebuilt_and_the_error_logged(sandbox: Sandbox) -> None
 
 
 def test_truncated_index_is_rebuilt(sandbox: Sandbox) -> None:
-    memory_tool(sandbox, "install")
-    memory_tool(sandbox, "add", "--type", "project", "The cron runs at ZCRONQ.")
-    db = state_dir(sandbox) / "index.db"
-    for suffix in ("-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db = installed_index_with(sandbox, "The cron runs at ZCRONQ.")
     with open(db, "r+b") as fh:
         fh.truncate(db.stat().st_size // 3)
 
