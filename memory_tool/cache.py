@@ -32,13 +32,23 @@ def cache_path(name: str) -> Path:
     return paths.state_root() / ".cache" / f"{name}.json"
 
 
+# A long-lived process (the hook server) asks for the same values on every prompt: it keeps the
+# last one per name and re-reads the JSON only when the sources' fingerprint changed. Callers
+# must treat a returned value as read-only.
+_MEMO: dict[str, tuple[list[list[Any]], Any]] = {}
+
+
 def cached_json(name: str, sources: Iterable[Path], build: Callable[[], Any]) -> Any:
     fingerprint = _fingerprint(sources)
+    memo = _MEMO.get(name)
+    if memo is not None and memo[0] == fingerprint:
+        return memo[1]
     target = cache_path(name)
     try:
         with open(target, encoding="utf-8") as fh:
             stored = json.load(fh)
         if stored.get("fingerprint") == fingerprint:
+            _MEMO[name] = (fingerprint, stored["value"])
             return stored["value"]
     except (OSError, ValueError, AttributeError, KeyError):
         pass
@@ -46,4 +56,11 @@ def cached_json(name: str, sources: Iterable[Path], build: Callable[[], Any]) ->
     # A read-only state root still works, just without the shortcut.
     with contextlib.suppress(OSError):
         atomic_write_text(target, json.dumps({"fingerprint": fingerprint, "value": value}))
+    _MEMO[name] = (fingerprint, value)
     return value
+
+
+def forget(name: str) -> None:
+    """Drop a cached value, on disk and in this process: the next call rebuilds it."""
+    _MEMO.pop(name, None)
+    cache_path(name).unlink(missing_ok=True)

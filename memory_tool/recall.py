@@ -415,10 +415,12 @@ def room_recall(
     max_chars: int = 6_000,
     exclude: set[str] | None = None,
     rooms: list[tuple[str, float]] | None = None,
+    cfg: dict[str, Any] | None = None,
 ) -> RecallResult:
     """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
     importance and recency, packed under ``budget``: full text for the best where it fits,
-    one line for the rest. No room above the threshold means nothing is injected."""
+    one line for the rest. No room above the threshold means nothing is injected. ``cfg``: the
+    configuration when the caller has it already (the hook does)."""
     from .classify import classify, instincts_for
     from .config import load_config, today
     from .index import row_to_entry
@@ -455,7 +457,7 @@ def room_recall(
         (*names, home, ROOM_FILL),
     ).fetchall()
     rest = [row_to_entry(r) for r in rest_rows if r["id"] not in ids and r["id"] not in skip]
-    ranked = matched + rank(rest, today(), load_config())
+    ranked = matched + rank(rest, today(), cfg if cfg is not None else load_config())
     instinct_lines: list[str] = []
     try:
         from .classify import load_instincts

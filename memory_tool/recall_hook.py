@@ -44,7 +44,13 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     try:
         if recall_cfg.get("enabled", True):
             l3 = room_recall(
-                idx, prompt, cwd, budget=budget(cfg, "l3"), max_chars=L3_MAX_CHARS, exclude=seen
+                idx,
+                prompt,
+                cwd,
+                budget=budget(cfg, "l3"),
+                max_chars=L3_MAX_CHARS,
+                exclude=seen,
+                cfg=cfg,
             )
             body += l3.units
             seen |= {e.id for e in l3.picked}

@@ -72,18 +72,28 @@ def _build() -> Any:
     return value
 
 
+# The last compiled tables and the JSON they came from: cached_json hands back the very same
+# object while nothing changed, so a long-lived process (the hook server) decodes once.
+_DECODED: list[Any] = [None, None]
+
+
 def compiled_rooms() -> Any:
     from .classify import CompiledRooms
 
     sources = [rooms_yaml(), paths.palace_dir("rooms"), *instincts_files()]
-    try:
-        return CompiledRooms.from_json(cached_json("rooms", sources, _build))
-    except ConfigError:
-        # A cache written by another version of the compiler: rebuild it once.
-        from .cache import cache_path
+    value = cached_json("rooms", sources, _build)
+    if value is not _DECODED[0]:
+        try:
+            decoded = CompiledRooms.from_json(value)
+        except ConfigError:
+            # A cache written by another version of the compiler: rebuild it once.
+            from .cache import forget
 
-        cache_path("rooms").unlink(missing_ok=True)
-        return CompiledRooms.from_json(cached_json("rooms", sources, _build))
+            forget("rooms")
+            value = cached_json("rooms", sources, _build)
+            decoded = CompiledRooms.from_json(value)
+        _DECODED[:] = [value, decoded]
+    return _DECODED[1]
 
 
 def room_classifier() -> Any:
