@@ -32,7 +32,7 @@ def run(event: str) -> None:
         if event in client.ROUTED_EVENTS:
             stdin = sys.stdin.buffer.read(client.MAX_STDIN_BYTES + 1)
             status = client.forward(event, stdin)
-            if status == "ok":
+            if status == client.OK:
                 sys.exit(0)
     except Exception:  # noqa: BLE001 - no server help: run in-process below
         pass
@@ -43,6 +43,6 @@ def run(event: str) -> None:
     except Exception:  # noqa: BLE001 - never break the session
         sys.exit(0)
     code = hooks.run(event, stdin=None if stdin is None else io.BytesIO(stdin))
-    if status == "absent":
+    if status is not None and status == client.ABSENT:  # status is set only once client loaded
         hooks.start_server()
     sys.exit(code)

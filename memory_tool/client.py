@@ -32,7 +32,8 @@ MAX_STDIN_BYTES = 32 * 1024 * 1024
 TIMEOUT_S = 3.0
 # AF_UNIX paths are limited to 108 bytes on Linux and 104 on macOS; keep a margin.
 MAX_SOCKET_PATH = 100
-# Outcomes of forward(): the answer, or why there is none.
+# Outcomes of request() and forward(): answered, or why not.
+OK = "ok"
 ABSENT = "absent"  # no server listening (or one that is retiring): the caller may start one
 OFF = "off"  # disabled by MEMORY_TOOL_SERVER=0, or no unix sockets on this platform
 FAILED = "failed"  # a server answered badly or too slowly: run in-process, start nothing
@@ -77,7 +78,7 @@ def disabled() -> bool:
 
 
 def request(event: str, body: bytes, timeout: float = TIMEOUT_S) -> tuple[str, bytes]:
-    """Send one request; returns ("ok", answer) or (ABSENT | OFF | FAILED, b"")."""
+    """Send one request; returns (OK, answer) or (ABSENT | OFF | FAILED, b"")."""
     if disabled():
         return OFF, b""
     try:
@@ -128,26 +129,26 @@ def request(event: str, body: bytes, timeout: float = TIMEOUT_S) -> tuple[str, b
                 pass
     status, _, rest = answer.partition(b"\n")
     if status == b"OK":
-        return "ok", rest
+        return OK, rest
     if status == b"RETRY":  # the server is retiring (its code changed): a new one may start
         return ABSENT, b""
     return FAILED, b""
 
 
 def forward(event: str, stdin: bytes) -> str:
-    """Run hook ``event`` in the server and print its output. Returns "ok" when done, else why
+    """Run hook ``event`` in the server and print its output. Returns OK when done, else why
     not (ABSENT, OFF, FAILED): the caller then runs the hook in-process with the same stdin."""
     if event not in ROUTED_EVENTS:
         return OFF
     status, out = request(event, stdin)
-    if status != "ok":
+    if status != OK:
         return status
     try:
         sys.stdout.buffer.write(out)
         sys.stdout.flush()
     except OSError:
         pass  # Claude Code went away; nothing more to do
-    return "ok"
+    return OK
 
 
 def may_start() -> bool:

@@ -292,13 +292,13 @@ def main(idle_exit_s: float | None = None) -> int:
 def ping(timeout: float = 1.0) -> str | None:
     """The running server's status line, or None."""
     status, out = client.request(client.PING, b"", timeout=timeout)
-    return out.decode("utf-8", "replace") if status == "ok" else None
+    return out.decode("utf-8", "replace") if status == client.OK else None
 
 
 def stop(timeout: float = START_WAIT_S) -> bool:
     """Ask the running server to exit; True when one was running and has gone."""
     status, _ = client.request(client.STOP, b"", timeout=timeout)
-    if status != "ok":
+    if status != client.OK:
         return False
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and os.path.exists(client.socket_path()):
