@@ -401,8 +401,10 @@ def _fuzzy(
 
 
 # --- L3: room recall ---------------------------------------------------------------------------
-def _room_heading(rooms: list[tuple[str, float]]) -> str:
+def _room_heading(rooms: list[tuple[str, float]], carried: bool = False) -> str:
     names = ", ".join(escape_fence(r) for r, _ in rooms)
+    if carried:
+        return f"## Memories about {names} (L3, the topic of the previous prompt)\n"
     return f"## Memories about {names} (L3)\n"
 
 
@@ -416,12 +418,16 @@ def room_recall(
     exclude: set[str] | None = None,
     rooms: list[tuple[str, float]] | None = None,
     cfg: dict[str, Any] | None = None,
+    previous: tuple[str, float] | None = None,
+    now: float = 0.0,
 ) -> RecallResult:
     """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
     importance and recency, packed under ``budget``: full text for the best where it fits,
-    one line for the rest. No room above the threshold means nothing is injected. ``cfg``: the
-    configuration when the caller has it already (the hook does)."""
-    from .classify import classify, instincts_for
+    one line for the rest. No room above the threshold means nothing is injected, unless the
+    session's ``previous`` (room, time) carries over to a follow-up (followup.choose_rooms; ``now``
+    is the time to judge it by). ``cfg``: the configuration when the caller has it already (the
+    hook does)."""
+    from .classify import classify_detail, instincts_for
     from .config import load_config, today
     from .index import row_to_entry
     from .rooms import compiled_rooms, load_instinct_records
@@ -429,7 +435,14 @@ def room_recall(
     result = RecallResult("L3", budget)
     text = strip_injected(prompt)
     compiled = compiled_rooms()
-    chosen = rooms if rooms is not None else classify(text, compiled)[:MAX_ROOMS]
+    carried = False
+    if rooms is not None:
+        chosen = rooms
+    else:
+        from .followup import choose_rooms
+
+        detail = classify_detail(text, compiled)
+        chosen, carried = choose_rooms(detail, text, previous, now, MAX_ROOMS)
     result.rooms = chosen
     if not chosen:
         return result
@@ -471,7 +484,8 @@ def room_recall(
     except Exception:  # noqa: BLE001 - a broken instincts file must not cost the room recall
         instinct_lines = []
     count = idx.count_cached
-    heading = Unit(_room_heading(chosen), count(_room_heading(chosen)))
+    head = _room_heading(chosen, carried)
+    heading = Unit(head, count(head))
     learned = [Unit(line, count(line)) for line in instinct_lines]
     used = heading.tokens + sum(u.tokens for u in learned)
     chars = len(heading.text) + sum(len(u.text) for u in learned)

@@ -7,6 +7,7 @@ blocks or changes the prompt. Registered with ``memory_tool.hooks`` on import.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from . import hooks
@@ -26,10 +27,11 @@ L4_MAX_CHARS = 2_600
 
 def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
+    from .followup import is_ack
     from .index import open_index
     from .layers import Unit
     from .recall import deep_recall, is_past_question, room_recall
-    from .seen import ids_in, remember_ids, seen_ids
+    from .seen import UNCHANGED, ids_in, last_room, remember_ids, seen_ids, session_state
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -38,7 +40,10 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     cwd = hooks.payload_cwd(payload)
     cfg = load_config()
     recall_cfg = cfg.get("recall", {})
-    seen = seen_ids(session_id)
+    state = session_state(session_id)
+    seen = seen_ids(session_id, state)
+    now = time.time()
+    room: Any = UNCHANGED
     body: list[Unit] = []
     idx = open_index()
     try:
@@ -51,9 +56,14 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
                 max_chars=L3_MAX_CHARS,
                 exclude=seen,
                 cfg=cfg,
+                previous=last_room(state),
+                now=now,
             )
             body += l3.units
             seen |= {e.id for e in l3.picked}
+            # The room a follow-up may carry: this prompt's; none once the talk moved to a
+            # topic-less task; an acknowledgement ("thanks!") leaves it as it was.
+            room = l3.rooms[0][0] if l3.rooms else (UNCHANGED if is_ack(prompt) else None)
         l4_budget = budget(cfg, "l4")
         tier_units = _tier_units(idx, payload, cwd, l4_budget)
         body += tier_units
@@ -63,6 +73,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
             l4 = deep_recall(idx, prompt, budget=l4_budget, max_chars=L4_MAX_CHARS, exclude=seen)
             body += l4.units
         if not body:
+            remember_ids(session_id, [], room, now)
             return "", []
         count = idx.count_cached
         units = [Unit(FENCE_OPEN, count(FENCE_OPEN)), Unit(INTRO, count(INTRO))]
@@ -71,7 +82,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
         idx.close()
     text = "".join(u.text for u in units)
     ids = ids_in(text)
-    remember_ids(session_id, ids)
+    remember_ids(session_id, ids, room, now)
     return text, ids
 
 

@@ -1,6 +1,7 @@
 """What a session has already been given: ids injected by SessionStart (L1/L2) and by earlier
-prompts (L3/L4), so no entry is injected twice in one session. Small JSON files under
-``<state>/sessions/``, removed after a few days."""
+prompts (L3/L4), so no entry is injected twice in one session, and the room its last prompt was
+about, so a follow-up that names no topic can recall it again (memory_tool/followup.py). Small
+JSON files under ``<state>/sessions/``, removed after a few days."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ import json
 import os
 import re
 import time
+from typing import Any
 
 from . import paths
+
+
+class Unchanged:
+    """Marker type: leave the session's last room as it is."""
+
+
+UNCHANGED = Unchanged()
 
 # Per-session state is deleted after this many days: sessions are rarely resumed later than that,
 # and a resumed one merely sees an entry again.
@@ -21,29 +30,59 @@ def _session_file(session_id: str) -> str | None:
     return str(paths.palace_dir("sessions") / f"{safe}.json") if safe else None
 
 
-def seen_ids(session_id: str | None) -> set[str]:
+def session_state(session_id: str | None) -> dict[str, Any]:
+    """The session's state file as a dict ({} when there is none or it is unreadable)."""
     path = _session_file(session_id) if session_id else None
     if not path:
-        return set()
+        return {}
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
-        return {str(i) for i in data.get("injected", [])}
-    except (OSError, ValueError, AttributeError):
-        return set()
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
-def remember_ids(session_id: str | None, ids: list[str]) -> None:
+def seen_ids(session_id: str | None, state: dict[str, Any] | None = None) -> set[str]:
+    data = session_state(session_id) if state is None else state
+    injected = data.get("injected", [])
+    return {str(i) for i in injected} if isinstance(injected, list) else set()
+
+
+def last_room(state: dict[str, Any]) -> tuple[str, float] | None:
+    """(room, time) of the session's last prompt that had a room, if recorded."""
+    room, at = state.get("room"), state.get("room_at")
+    if isinstance(room, str) and room and isinstance(at, (int, float)):
+        return room, float(at)
+    return None
+
+
+def remember_ids(
+    session_id: str | None,
+    ids: list[str],
+    room: str | None | Unchanged = UNCHANGED,
+    now: float | None = None,
+) -> None:
+    """Add ``ids`` to what the session has seen; ``room`` (when given) replaces its last room,
+    ``None`` clears it."""
     path = _session_file(session_id) if session_id else None
-    if not path or not ids:
+    if not path or (not ids and room is UNCHANGED):
         return
     from .fsutil import atomic_write_text
 
-    merged = sorted(seen_ids(session_id) | set(ids))
-    atomic_write_text(
-        paths.palace_dir("sessions") / os.path.basename(path),
-        json.dumps({"injected": merged, "updated": int(time.time())}),
-    )
+    state = session_state(session_id)
+    previous = last_room(state)
+    if not ids and room is None and previous is None:
+        return  # a no-room prompt in a session with no room: nothing to write
+    when = int(now if now is not None else time.time())
+    data: dict[str, Any] = {"injected": sorted(seen_ids(session_id, state) | set(ids))}
+    if room is UNCHANGED:
+        if previous:
+            data["room"], data["room_at"] = previous
+    elif room:
+        data["room"], data["room_at"] = room, when
+    data["updated"] = when
+    atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
 
 
 def forget_old_sessions(now: float | None = None) -> int:

@@ -1,0 +1,185 @@
+"""A follow-up that names no topic recalls the room of the prompt before it (followup.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import run_hook, write_memory
+
+from memory_tool import paths
+from memory_tool.classify import classify_detail
+from memory_tool.followup import CARRY_MAX_AGE_S, choose_rooms, is_ack, is_follow_up
+from memory_tool.index import open_index
+from memory_tool.recall_hook import prompt_context
+from memory_tool.seen import last_room, session_state
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "now do the same for the refund cases",
+        "ok and the staging one?",
+        "also handle the case where the list is empty",
+        "why is it still failing",
+        "what about the admin page",
+        "try again with the other approach",
+        "great, now add the same check to the signup form",
+        "hmm now i'm getting dupes",
+        "the invoices page too",
+        "ok now staging",
+    ],
+)
+def test_continuations_are_follow_ups(prompt: str) -> None:
+    assert is_follow_up(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "thanks!",
+        "thanks that works too",
+        "lgtm, commit it",
+        "nvm",
+        "rename foo to bar",
+        "explain this function",
+        "that fixed it",
+        "might be too strict right now, leave it",
+        "do you remember what we did the other day",
+        # A long prompt that names no room is about something else, marker or not.
+        "also, unrelated, can you walk me through how python's generators work and when a "
+        "generator expression is better than a list comprehension in a hot loop",
+    ],
+)
+def test_closings_and_new_topics_are_not(prompt: str) -> None:
+    assert not is_follow_up(prompt)
+
+
+def test_acknowledgements() -> None:
+    assert is_ack("perfect, thx") and is_ack("ok that works")
+    assert not is_ack("ok now rename the helper and move it into utils")
+
+
+def choose(prompt: str, previous: str | None, age: float = 60) -> tuple[list[str], bool]:
+    from memory_tool.rooms import compiled_rooms
+
+    detail = classify_detail(prompt, compiled_rooms())
+    last = (previous, 1000.0) if previous else None
+    chosen, carried = choose_rooms(detail, prompt, last, 1000 + age, 2)
+    return [r for r, _ in chosen], carried
+
+
+def test_the_carried_room_lapses_after_a_pause() -> None:
+    prompt = "now the same for refunds"
+    assert choose(prompt, "testing") == (["testing"], True)
+    assert choose(prompt, "testing", age=CARRY_MAX_AGE_S + 1) == ([], False)
+    assert choose(prompt, None) == ([], False)
+    assert choose("rename foo", "testing") == ([], False)
+
+
+def test_the_previous_room_wins_a_close_call_but_not_a_clear_switch() -> None:
+    # "batches" alone reads as data-pipeline; "table" and "rows" keep a database talk on topic.
+    prompt = "can you make it run in batches of 10k? that table has 40M rows"
+    assert choose(prompt, None)[0][0] != "database"
+    assert choose(prompt, "database")[0][0] == "database"
+    # A prompt that names its room outright is not pulled back.
+    assert choose("add a playwright e2e test for the checkout flow", "database")[0][0] == "testing"
+    # Nor is one that announces a new topic.
+    switched = "separately, that table has 40M rows, run it in batches"
+    assert choose(switched, "database") == choose(switched, None)
+    assert choose(switched, None)[0][0] == "data-pipeline"
+    assert choose("btw now the same for refunds", "testing") == ([], False)
+
+
+def seed(project: Path) -> None:
+    rooms = paths.state_root() / "rooms"
+    write_memory(rooms / "testing", "checkout.md", "The checkout tests need the stripe fake.")
+    write_memory(rooms / "testing", "refunds.md", "Refund tests must freeze time to 2024-01-01.")
+    write_memory(rooms / "database", "pool.md", "Postgres pool size is 20 per worker.")
+    with open_index() as idx:
+        idx.refresh(project)
+
+
+def seed_many(project: Path) -> None:
+    """More testing memories than one prompt's L3 budget takes, so a follow-up has some left."""
+    seed(project)
+    for i in range(12):
+        write_memory(
+            paths.state_root() / "rooms" / "testing",
+            f"note{i}.md",
+            f"Test note {i}: " + "fixtures are function scoped unless marked. " * 40,
+        )
+    with open_index() as idx:
+        idx.refresh(project)
+
+
+def ask(project: Path, prompt: str, session: str = "s1") -> str:
+    payload = {"session_id": session, "cwd": str(project), "prompt": prompt}
+    return prompt_context(payload)[0]
+
+
+def test_a_follow_up_recalls_the_previous_prompts_room(project: Path) -> None:
+    seed(project)
+    first = ask(project, "the checkout unit test is flaky, fix the fixture")
+    assert "## Memories about testing (L3)" in first
+    state = session_state("s1")
+    assert last_room(state) is not None and last_room(state)[0] == "testing"  # type: ignore[index]
+    # The first prompt already brought both testing memories; a follow-up repeats neither.
+    assert ask(project, "now do the same for the refund cases") == ""
+    assert ask(project, "now do the same for the refund cases", session="s2") == ""  # no room
+
+
+def test_only_what_the_session_lacks_is_carried(project: Path) -> None:
+    seed_many(project)
+    first = ask(project, "the checkout unit test is flaky")
+    follow = ask(project, "now do the same for the refund cases")
+    assert "(L3, the topic of the previous prompt)" in follow
+    carried = _ids(follow)
+    assert carried and not set(_ids(first)) & set(carried)
+    with open_index() as idx:
+        rooms = {idx.get(i).room for i in carried}
+    assert rooms == {"testing"}
+    # The follow-up's own words rank the room: what it names comes first when it is new.
+    if "Refund tests" not in first:
+        assert follow.index("Refund tests") < follow.index("Test note")
+
+
+def _ids(text: str) -> list[str]:
+    from memory_tool.seen import ids_in
+
+    return ids_in(text)
+
+
+def test_a_new_topicless_task_ends_the_carry_and_thanks_does_not(project: Path) -> None:
+    seed_many(project)
+    ask(project, "the checkout unit test is flaky")
+    ask(project, "thanks!")
+    assert last_room(session_state("s1"))[0] == "testing"  # type: ignore[index]
+    assert "previous prompt" in ask(project, "what about the refund ones", session="s1")
+    ask(project, "rename the helper to make_order and move it to utils")
+    assert last_room(session_state("s1")) is None
+    assert ask(project, "now the same for the refund cases") == ""
+
+
+@pytest.mark.parametrize("pause", [60, CARRY_MAX_AGE_S + 5])
+def test_a_stale_room_is_not_carried(project: Path, pause: int) -> None:
+    seed_many(project)
+    ask(project, "the checkout unit test is flaky")
+    path = paths.palace_dir("sessions") / "s1.json"
+    data = json.loads(path.read_text())
+    data["room_at"] -= pause
+    path.write_text(json.dumps(data))
+    carried = ask(project, "now the same for the refund cases") != ""
+    assert carried == (pause <= CARRY_MAX_AGE_S)
+
+
+def test_the_hook_process_carries_the_room(project: Path) -> None:
+    seed_many(project)
+    base = {"session_id": "s7", "cwd": str(project), "hook_event_name": "UserPromptSubmit"}
+    first = run_hook("UserPromptSubmit", {**base, "prompt": "the checkout unit test is flaky"})
+    out = run_hook("UserPromptSubmit", {**base, "prompt": "what about the refund ones"})
+    assert out.returncode == 0
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "the topic of the previous prompt" in context
+    assert not set(_ids(context)) & set(_ids(first.stdout.decode()))
