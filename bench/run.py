@@ -251,6 +251,7 @@ def main() -> int:
     stage("locomo", locomo)
     if "classify" not in skip:
         run_script("classify_bench.py", [], res)
+        run_script("followup_bench.py", [], res)
     if "hygiene" not in skip:
         hygiene_sizes = [str(s) for s in sizes if s in (1000, 10000)] or ["1000"]
         run_script("hygiene_bench.py", hygiene_sizes, res)

@@ -1,0 +1,98 @@
+"""Room choice for the second prompt of a conversation: the classifier alone, against the
+follow-up carry-over of memory_tool/followup.py.
+
+Run from the repo root:  .venv/bin/python bench/followup_bench.py
+
+tests/data/followups{1,2,3}.jsonl hold two-turn pairs written by helpers who had read nothing
+of the code: a first prompt about a room, then the next message, labelled with the room it is
+about in that conversation ([] for none). Kinds (sets 2 and 3): continuations that lean on
+context ("now do the same for refunds"), topic switches (half to another room, half to none),
+and closings ("thanks, works"). Set 1 was looked at to write the rules; set 2 was measured once
+and then looked at (two rules followed: announced topic switches, stickiness); set 3 was written
+after the rules and measured once: it is the honest figure.
+
+Modes, for the second prompt:
+  words     the classifier alone (what the hook did before follow-ups)
+  carry     plus: no room, but a continuation marker -> the first prompt's room
+  shipped   followup.choose_rooms: carry, plus the previous room winning close calls
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import yaml  # noqa: E402  (bench is not the hook path)
+
+from memory_tool.classify import CompiledRooms, classify, classify_detail, compile_rooms  # noqa: E402
+from memory_tool.followup import choose_rooms, is_follow_up  # noqa: E402
+
+SETS = [REPO / "tests" / "data" / f"followups{i}.jsonl" for i in (1, 2, 3)]
+TEMPLATE = REPO / "templates" / "rooms.yaml"
+MODES = ("words", "carry", "shipped")
+MAX_ROOMS = 2
+
+
+def top(rooms: list[tuple[str, float]]) -> str | None:
+    return rooms[0][0] if rooms else None
+
+
+def predict(row: dict[str, object], rooms: CompiledRooms, mode: str) -> str | None:
+    first = top(classify(str(row["first"]), rooms))
+    second = str(row["second"])
+    words = top(classify(second, rooms))
+    if mode == "words":
+        return words
+    if mode == "carry":
+        return words or (first if first and is_follow_up(second) else None)
+    previous = (first, 0.0) if first else None
+    chosen, _ = choose_rooms(classify_detail(second, rooms), second, previous, 1.0, MAX_ROOMS)
+    return top(chosen)
+
+
+def score(rows: list[dict[str, object]], rooms: CompiledRooms, mode: str) -> Counter[str]:
+    c: Counter[str] = Counter()
+    for row in rows:
+        pred = predict(row, rooms, mode)
+        labels = row["second_rooms"]
+        want = labels[0] if isinstance(labels, list) and labels else None
+        kind = str(row.get("kind", "all"))
+        c[f"{kind} n"] += 1
+        c[f"{kind} ok"] += pred == want
+        if want:
+            c["room n"] += 1
+            c["room ok"] += pred == want
+        else:
+            c["none n"] += 1
+            c["none injected"] += pred is not None
+    return c
+
+
+def main() -> None:
+    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
+    print(f"{'set':<12}{'mode':<9}{'with room: top-1':>20}{'no room: injected':>20}"
+          f"   continuation  switch  closing")  # fmt: skip
+    for path in SETS:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for mode in MODES:
+            c = score(rows, rooms, mode)
+            kinds = "  ".join(
+                f"{c[k + ' ok']:>3}/{c[k + ' n']:<3}"
+                for k in ("continuation", "switch", "closing")
+                if c[k + " n"]
+            )
+            print(
+                f"{path.stem:<12}{mode:<9}"
+                f"{c['room ok']:>8}/{c['room n']:<3} = {c['room ok'] / c['room n']:.3f}"
+                f"{c['none injected']:>8}/{c['none n']:<3} = "
+                f"{c['none injected'] / c['none n']:.3f}   {kinds}"
+            )
+
+
+if __name__ == "__main__":
+    main()
