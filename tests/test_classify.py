@@ -420,7 +420,7 @@ def test_the_name_outweighs_a_passing_mention_in_the_body(rooms: CompiledRooms) 
 # --- instincts ----------------------------------------------------------------------------------
 
 RECORDS: list[Any] = [
-    {"trigger": "pgbouncer pool mode", "action": "use transaction pooling", "domain": "db",
+    {"trigger": "pgcat pool mode", "action": "use transaction pooling", "domain": "db",
      "confidence": 0.9},
     {"trigger": "grafana alert noise", "action": "raise the for: window", "domain": "deployment",
      "confidence": 0.7},
@@ -435,13 +435,13 @@ RECORDS: list[Any] = [
 def test_instincts_load_skipping_bad_records_and_maturity_starts_at_0_7() -> None:
     instincts = load_instincts(RECORDS)
     assert [i.trigger for i in instincts] == [
-        "pgbouncer pool mode",
+        "pgcat pool mode",
         "grafana alert noise",
         "storybook snapshots",
     ]
     assert MATURE_CONFIDENCE == 0.7
     assert [i.trigger for i in mature_instincts(instincts)] == [
-        "pgbouncer pool mode",
+        "pgcat pool mode",
         "grafana alert noise",
     ]
     assert [i.mature for i in instincts] == [True, True, False]
@@ -452,8 +452,8 @@ def test_mature_instinct_trigger_words_join_their_room() -> None:
     instincts = load_instincts(RECORDS)
     before = compile_rooms(spec())
     after = compile_rooms(spec(), instincts=instincts)
-    assert top_room("pgbouncer keeps dropping idle clients", before) != "database"
-    assert top_room("pgbouncer keeps dropping idle clients", after) == "database"  # "db" alias
+    assert top_room("pgcat keeps dropping idle clients", before) != "database"
+    assert top_room("pgcat keeps dropping idle clients", after) == "database"  # "db" alias
     assert top_room("grafana is paging again", after) == "deployment"
     # 0.69 is not mature: "storybook" stays a frontend keyword only because rooms.yaml says so,
     # and "snapshots" does not become a frontend keyword.
@@ -464,7 +464,7 @@ def test_instincts_for_a_room_are_the_mature_ones_of_that_domain() -> None:
     instincts = load_instincts(RECORDS)
     compiled = compile_rooms(spec())
     found = instincts_for("database", instincts, compiled)
-    assert found == [Instinct("pgbouncer pool mode", "use transaction pooling", "db", 0.9)]
+    assert found == [Instinct("pgcat pool mode", "use transaction pooling", "db", 0.9)]
     assert instincts_for("database", instincts) == []  # "db" needs the aliases to resolve
     assert [i.trigger for i in instincts_for("deployment", instincts)] == ["grafana alert noise"]
     assert instincts_for("frontend", instincts, compiled) == []  # 0.69: not yet mature
