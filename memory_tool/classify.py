@@ -117,7 +117,8 @@ TRIGGER_WORD_MIN_LEN = 4
 # from another version is then rejected (from_json raises) and rebuilt.
 # 2: rooms carry "concern" (the tie-break of _rank_key).
 # 3: the tokeniser marks HTTP status codes ("return 201" -> httpstatus) and identifier parts.
-COMPILED_FORMAT = 3
+# 4: real_words (rooms.yaml's not_typos).
+COMPILED_FORMAT = 4
 
 # --- compiled rooms ---------------------------------------------------------------------------
 
@@ -140,7 +141,7 @@ class CompiledRooms:
     letters ("authentification") and an insertion plus a substitution.
     """
 
-    __slots__ = ("rooms", "terms", "phrases", "fuzzy", "typos", "format")
+    __slots__ = ("rooms", "terms", "phrases", "fuzzy", "typos", "real_words", "format")
 
     def __init__(
         self,
@@ -149,6 +150,7 @@ class CompiledRooms:
         phrases: PhraseTable,
         fuzzy: list[list[str]],
         typos: TypoTable,
+        real_words: Iterable[str] = (),
         format: int = COMPILED_FORMAT,
     ) -> None:
         self.rooms = rooms
@@ -156,6 +158,9 @@ class CompiledRooms:
         self.phrases = phrases
         self.fuzzy = fuzzy
         self.typos = typos
+        # English words that are never read as typos of a keyword ("perfect" is not "prefect",
+        # "resolve" not "resolver"): rooms.yaml's top-level `not_typos`.
+        self.real_words = frozenset(real_words)
         self.format = format
 
     def __eq__(self, other: object) -> bool:
@@ -181,6 +186,7 @@ class CompiledRooms:
                 "phrases": self.phrases,
                 "fuzzy": self.fuzzy,
                 "typos": self.typos,
+                "real_words": sorted(self.real_words),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -208,6 +214,7 @@ class CompiledRooms:
                 phrases=data["phrases"],
                 fuzzy=data["fuzzy"],
                 typos=data["typos"],
+                real_words=data["real_words"],
             )
         except KeyError as exc:
             raise ConfigError(
@@ -259,7 +266,9 @@ class _Builder:
             rooms = self.phrases.setdefault(stems, {})
             rooms[room] = max(rooms.get(room, 0.0), weight)
 
-    def build(self, rooms_meta: dict[str, dict[str, Any]]) -> CompiledRooms:
+    def build(
+        self, rooms_meta: dict[str, dict[str, Any]], real_words: Iterable[str] = ()
+    ) -> CompiledRooms:
         # A term listed by several rooms says less about any one of them: divide by sqrt(df).
         terms: TermTable = {}
         for term in sorted(self.terms):
@@ -292,7 +301,12 @@ class _Builder:
                 variants.setdefault(variant, []).append(index)
         typos: TypoTable = {k: (v[0] if len(v) == 1 else v) for k, v in sorted(variants.items())}
         return CompiledRooms(
-            rooms=rooms_meta, terms=terms, phrases=phrases, fuzzy=fuzzy, typos=typos
+            rooms=rooms_meta,
+            terms=terms,
+            phrases=phrases,
+            fuzzy=fuzzy,
+            typos=typos,
+            real_words=real_words,
         )
 
 
@@ -359,7 +373,13 @@ def compile_rooms(
         else:
             builder.add_phrase(name, phrase, PHRASE_WEIGHT)
             builder.add_word(name, "".join(words), KEYWORD_WEIGHT)
-    partial = builder.build(meta)  # lets instinct domains ("db", "k8s") resolve via aliases
+    real_words = [
+        w.lower() for w in _string_list("(top level)", "not_typos", spec.get("not_typos"))
+    ]
+    # (a word is skipped by the typo look-up only; as a keyword it still matches exactly)
+    partial = builder.build(
+        meta, real_words
+    )  # lets instinct domains ("db", "k8s") resolve via aliases
     added = False
     for instinct in mature_instincts(instincts):
         room = resolve_domain(instinct.domain, partial)
@@ -368,7 +388,7 @@ def compile_rooms(
         for word in trigger_words(instinct.trigger):
             builder.add_word(room, word, INSTINCT_WEIGHT)
             added = True
-    return builder.build(meta) if added else partial
+    return builder.build(meta, real_words) if added else partial
 
 
 # --- classification -----------------------------------------------------------------------------
@@ -385,6 +405,8 @@ class RoomMatch(NamedTuple):
 
 def _fuzzy_term(word: str, rooms: CompiledRooms) -> tuple[str, float] | None:
     """The term ``word`` is a typo of, with its weight factor, or None."""
+    if word in rooms.real_words:
+        return None
     limit = max_edits(word)
     base = stem(word)
     if len(base) + 1 < len(word):

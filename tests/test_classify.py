@@ -493,3 +493,20 @@ def test_classifying_from_the_cached_json_imports_nothing_heavy(
     result = json.loads(out.stdout)
     assert result["heavy"] == []
     assert result["found"][0][0] == "deployment"
+
+
+def test_real_words_are_not_read_as_typos() -> None:
+    spec = {"rooms": {"data-pipeline": {"keywords": ["prefect"]}}}
+    assert top_room("perfect, thanks", compile_rooms(spec)) == "data-pipeline"  # one swap away
+    guarded = compile_rooms({**spec, "not_typos": ["Perfect"]})
+    assert top_room("perfect, thanks", guarded) is None
+    assert top_room("prefcet flow keeps retrying", guarded) == "data-pipeline"  # still a typo
+    assert top_room("the prefect flow", guarded) == "data-pipeline"
+    assert CompiledRooms.from_json(guarded.to_json()) == guarded
+
+
+def test_shipped_not_typos_cover_the_shipped_words() -> None:
+    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
+    for prompt in ("perfect, thx", "the server throws", "add a widget", "throughout the app"):
+        assert top_room(prompt, rooms) is None, prompt
+    assert top_room("deploymnet to prod failed", rooms) == "deployment"
