@@ -510,3 +510,19 @@ def test_shipped_not_typos_cover_the_shipped_words() -> None:
     for prompt in ("perfect, thx", "the server throws", "add a widget", "throughout the app"):
         assert top_room(prompt, rooms) is None, prompt
     assert top_room("deploymnet to prod failed", rooms) == "deployment"
+
+
+def test_classify_cli_explains_its_choice() -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli import main
+
+    out = CliRunner().invoke(main, ["classify", "--explain", "the prefect flow, table too"])
+    assert out.exit_code == 0
+    lines = out.output.splitlines()
+    assert lines[0] == "data-pipeline\t1.00\tprefect"
+    assert lines[1].startswith("(database\t0.50\t") and "below 0.75" in lines[1]
+    js = CliRunner().invoke(main, ["classify", "--json", "--explain", "the prefect flow"])
+    assert json.loads(js.output) == [{"room": "data-pipeline", "score": 1.0, "terms": ["prefect"]}]
+    plain = CliRunner().invoke(main, ["classify", "perfect, thanks"])
+    assert plain.output == "no room (nothing would be injected)\n"

@@ -27,20 +27,30 @@ def _footer(text: str) -> None:
 
 @main.command()
 @click.argument("prompt", nargs=-1, required=True)
+@click.option("--explain", is_flag=True, help="Also show the words each room matched.")
 @json_option
 @domain_errors
-def classify(prompt: tuple[str, ...], as_json: bool) -> None:
+def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     """Which room(s) a prompt is about, with scores (nothing: no room recall)."""
-    from ..classify import classify as run
+    from ..classify import ROOM_THRESHOLD, classify_detail
 
-    rooms = run(" ".join(prompt), compiled_rooms())
+    detail = classify_detail(" ".join(prompt), compiled_rooms())
+    rooms = [m for m in detail if m.score >= ROOM_THRESHOLD]
     if as_json:
-        click.echo(json.dumps([{"room": r, "score": round(s, 3)} for r, s in rooms]))
+        rows: list[dict[str, Any]] = [{"room": m.room, "score": round(m.score, 3)} for m in rooms]
+        if explain:
+            for row, m in zip(rows, rooms, strict=True):
+                row["terms"] = list(m.terms)
+        click.echo(json.dumps(rows))
         return
     if not rooms:
         click.echo("no room (nothing would be injected)")
-    for room, score in rooms:
-        click.echo(f"{room}\t{score:.2f}")
+    for m in rooms:
+        click.echo(f"{m.room}\t{m.score:.2f}" + (f"\t{', '.join(m.terms)}" if explain else ""))
+    if explain:
+        below = [m for m in detail if m.score < ROOM_THRESHOLD]
+        for m in below:
+            click.echo(f"({m.room}\t{m.score:.2f}\t{', '.join(m.terms)}: below {ROOM_THRESHOLD})")
 
 
 def _hit_json(h: Hit) -> dict[str, Any]:
