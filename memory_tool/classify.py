@@ -118,7 +118,8 @@ TRIGGER_WORD_MIN_LEN = 4
 # 2: rooms carry "concern" (the tie-break of _rank_key).
 # 3: the tokeniser marks HTTP status codes ("return 201" -> httpstatus) and identifier parts.
 # 4: real_words (rooms.yaml's not_typos).
-COMPILED_FORMAT = 4
+# 5: the tokeniser marks version moves ("bump react to 18" -> versionbump).
+COMPILED_FORMAT = 5
 
 # --- compiled rooms ---------------------------------------------------------------------------
 

@@ -4,12 +4,15 @@ continuation, in a session whose last room was chosen a few minutes ago, recalls
 (entries the session already has stay out, so it brings only what the new words match or what
 is left).
 
-Deliberately narrow: a continuation needs a marker word ("same", "also", "again", "what about",
-a leading "now"/"and"...); short acknowledgements never carry ("thanks, works too"), and a long
-prompt with no room word is taken to be about something else. A bare "it" is no marker: it
-closes a task as often as it continues one ("that fixed it", "push it"); measured on the first
-follow-up set, it found 3 more continuations and carried into 6 closings. Stdlib only: this
-runs on the UserPromptSubmit hook path.
+A closing brings nothing at all: thanks, praise or "it works now" with nothing asked ("it
+rolled out, thanks") ends the task, even when it names the task's room.
+
+Carry-over is deliberately narrow: a continuation needs a marker word ("same", "also", "again",
+"what about", a leading "now"/"and"...); short acknowledgements never carry ("thanks, works
+too"), and a long prompt with no room word is taken to be about something else. A bare "it"
+is no marker: it closes a task as often as it continues one ("that fixed it", "push it");
+measured on the first follow-up set, it found 3 more continuations and carried into 6
+closings. Stdlib only: this runs on the UserPromptSubmit hook path.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ FOLLOW_HINTS = (
 
 # Words that announce a new topic: neither carry nor stickiness applies after them.
 SWITCH_RE = LazyPattern(
-    r"\b(separately|unrelated|btw|by\s+the\s+way|different\s+(question|topic|thing)"
+    r"\b(separately|unrelated|btw|by\s+the\s+way|(different|separate|unrelated|quick)\s+"
+    r"(question|topic|thing|q)|totally\s+different|moving\s+on|meanwhile"
     r"|another\s+(question|thing|topic)|switching\s+gears|change\s+of\s+(topic|subject)"
     r"|new\s+topic|side\s+note|off\s+topic|while\s+(that's|that\s+is|it's|its|that)\s+"
     r"(runs|running|builds|building|deploys))\b",
@@ -70,6 +74,53 @@ ACK_RE = LazyPattern(
     r"|got\s+it|works|worked|that\s+works|that\s+worked|yay|lol|nvm|never\s*mind)\b",
     re.IGNORECASE,
 )
+
+# A closing: thanks, praise or a report that it works, with nothing asked ("readiness probe
+# path was wrong, it rolled out. thanks", "4x faster, amazing", "psycopg2-binary worked").
+# The task is done; its room's remaining memories would only cost tokens. Any sign of a
+# request (a question mark, "can you", "please", "also", "next", an imperative opening a
+# sentence) or of a problem ("janky", "still", "doesn't") makes it a prompt like any other.
+# A closing is short: thanks followed by a paragraph is a new request in polite form.
+CLOSING_MAX_WORDS = 14
+CLOSING_RE = LazyPattern(
+    r"\b(thanks|thank\s+you|thx|tysm|ty|cheers|much\s+appreciated|appreciate\s+it|perfect"
+    r"|awesome|amazing|brilliant|excellent|legend|you\s+rock|lgtm|well\s+done"
+    r"|(great|nice|good)\s+(work|job|stuff|one|catch)|looks\s+(good|great|right|fine)"
+    r"|(that|it|this)\s+(worked|works|did\s+it|fixed\s+it|was\s+it)|fixed\s+it|works\s+now"
+    r"|(working|works)\s+(now|again)|(green|passing|passes|pass)\s+now|ran\s+(fine|clean|ok)"
+    r"|is\s+live|done\s+here|all\s+good|phew)\b"
+    r"|[\U0001F44D\U0001F64F\U0001F389\u2705\U0001F680\U0001F4AF]",
+    re.IGNORECASE,
+)
+REQUEST_RE = LazyPattern(
+    r"\?|\b((can|could|would|will)\s+(you|u|we)|please|pls|plz|let'?s|also|next|then|but"
+    r"|however|still|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
+    r"|crash\w*|doesn'?t|does\s+not|isn'?t|is\s+not|not\s+working)\b"
+    r"|\bnow\s+(do|add|make|fix|change|update|let|can|try|write|use|move|we|i|the|for|run)\b"
+    r"|(^|[.!;,:]\s*|\band\s+)(add|make|fix|change|update|remove|delete|write|try|use|move"
+    r"|rename|implement|refactor|run|create|show|explain|check|do|handle|set|put|give|find"
+    r"|look|investigate|debug|wire|convert|split|bump|upgrade|why|how|what|where|when|which"
+    r"|should|is|are|does|do)\b",
+    re.IGNORECASE,
+)
+CLOSING_HINTS = (
+    "thank", "thx", "ty", "cheers", "appreciate", "perfect", "awesome", "amazing", "brilliant",
+    "excellent", "legend", "rock", "lgtm", "well done", "work", "job", "stuff", "one", "catch",
+    "looks", "did it", "fixed it", "was it", "now", "ran ", "again", "live", "done", "good",
+    "phew", "\U0001F44D", "\U0001F64F",
+    "\U0001F389", "\u2705", "\U0001F680", "\U0001F4AF",
+)  # fmt: skip
+
+
+def is_closing(prompt: str) -> bool:
+    """Thanks, praise or "it works" with nothing asked: the task is closed."""
+    low = prompt.lower()
+    if not any(hint in low for hint in CLOSING_HINTS):
+        return False
+    if len(_WORD.findall(prompt)) > CLOSING_MAX_WORDS:
+        return False  # "thanks. moving on, I want a status column on orders" asks for more
+    return bool(CLOSING_RE.search(prompt)) and not REQUEST_RE.search(prompt)
+
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -112,6 +163,8 @@ def choose_rooms(
     40M rows, run it in batches" stays database although "batches" alone says data-pipeline."""
     from .classify import ROOM_THRESHOLD
 
+    if is_closing(prompt):
+        return [], False
     above = [(m.room, m.score) for m in detail if m.score >= ROOM_THRESHOLD][:max_rooms]
     if previous is None or not previous[0] or not 0 <= now - previous[1] <= CARRY_MAX_AGE_S:
         return above, False

@@ -27,7 +27,7 @@ L4_MAX_CHARS = 2_600
 
 def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
-    from .followup import is_ack
+    from .followup import is_ack, is_closing
     from .index import open_index
     from .layers import Unit
     from .recall import deep_recall, is_past_question, room_recall
@@ -62,8 +62,9 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
             body += l3.units
             seen |= {e.id for e in l3.picked}
             # The room a follow-up may carry: this prompt's; none once the talk moved to a
-            # topic-less task; an acknowledgement ("thanks!") leaves it as it was.
-            room = l3.rooms[0][0] if l3.rooms else (UNCHANGED if is_ack(prompt) else None)
+            # topic-less task; an acknowledgement or closing ("thanks!") leaves it as it was.
+            closed = is_ack(prompt) or is_closing(prompt)
+            room = l3.rooms[0][0] if l3.rooms else (UNCHANGED if closed else None)
         l4_budget = budget(cfg, "l4")
         tier_units = _tier_units(idx, payload, cwd, l4_budget)
         body += tier_units

@@ -76,6 +76,17 @@ _SPECIAL_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         r"\1 httpstatus ",
     ),
+    # Moving a named thing to a version number is a dependency change, whatever the thing is
+    # ("upgrade pytest from 6 to 8", "bump react to 18.3", "pin numpy to 1.26"): the marker
+    # word is a dependencies keyword.
+    (
+        re.compile(
+            r"\b((?:upgrade|bump|downgrade|pin)[a-z]*\s+[\w.@/-]+\s+"
+            r"(?:from\s+v?\d[\w.-]*\s+)?to\s+v?\d[\w.-]*)",
+            re.IGNORECASE,
+        ),
+        r"\1 versionbump ",
+    ),
 )
 _COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

@@ -526,3 +526,26 @@ def test_classify_cli_explains_its_choice() -> None:
     assert json.loads(js.output) == [{"room": "data-pipeline", "score": 1.0, "terms": ["prefect"]}]
     plain = CliRunner().invoke(main, ["classify", "perfect, thanks"])
     assert plain.output == "no room (nothing would be injected)\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "marked"),
+    [
+        ("upgrade pytest from 6 to 8", True),
+        ("bump react to 18.3", True),
+        ("pin numpy to v1.26.4 please", True),
+        ("update the timeout to 30s", False),
+        ("move the button to 2 columns", False),
+    ],
+)
+def test_a_move_to_a_version_number_is_marked(text: str, marked: bool) -> None:
+    from memory_tool.words import tokenize
+
+    assert ("versionbump" in tokenize(text).words) is marked
+
+
+def test_a_version_bump_is_about_dependencies_whatever_it_bumps() -> None:
+    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
+    assert top_room("upgrade pytest from 6 to 8, a few fixtures use deprecated stuff", rooms) == (
+        "dependencies"
+    )

@@ -10,7 +10,7 @@ from helpers import run_hook, write_memory
 
 from memory_tool import paths
 from memory_tool.classify import classify_detail
-from memory_tool.followup import CARRY_MAX_AGE_S, choose_rooms, is_ack, is_follow_up
+from memory_tool.followup import CARRY_MAX_AGE_S, choose_rooms, is_ack, is_closing, is_follow_up
 from memory_tool.index import open_index
 from memory_tool.recall_hook import prompt_context
 from memory_tool.seen import last_room, session_state
@@ -183,3 +183,42 @@ def test_the_hook_process_carries_the_room(project: Path) -> None:
     context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "the topic of the previous prompt" in context
     assert not set(_ids(context)) & set(_ids(first.stdout.decode()))
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "perfect, thanks",
+        "readiness probe path was wrong, it rolled out. thanks",
+        "4x faster, amazing",
+        "tests pass now",
+        "works now 👍",
+        "looks good, commit it",
+    ],
+)
+def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
+    assert is_closing(prompt)
+    assert choose(prompt, "deployment") == ([], False)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "thanks! can you also add a test for the refund path",
+        "great, now add the same check to the signup form",
+        "the login page looks good but the button is off",
+        "thanks for that, why does the cache still miss",
+        "fix the flaky checkout test, thanks",
+        "thank you. ok moving on, I want to add a status column with an enum type to orders",
+    ],
+)
+def test_thanks_with_a_request_is_a_prompt_like_any_other(prompt: str) -> None:
+    assert not is_closing(prompt)
+
+
+def test_a_closing_keeps_the_room_for_the_next_follow_up(project: Path) -> None:
+    seed_many(project)
+    ask(project, "the checkout unit test is flaky")
+    assert ask(project, "the checkout test passes now, thanks") == ""
+    assert last_room(session_state("s1"))[0] == "testing"  # type: ignore[index]
+    assert "previous prompt" in ask(project, "now the same for the refund cases")
