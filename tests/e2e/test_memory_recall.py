@@ -6,6 +6,7 @@ import importlib.util
 import json
 import subprocess
 import time
+import uuid
 
 import pytest
 from claude_sandbox import (
@@ -14,7 +15,10 @@ from claude_sandbox import (
     injected_by,
     memory_tool,
     run_claude_with_memory,
+    state_dir,
 )
+
+from memory_tool.seen import ids_in
 
 pytestmark = [
     pytest.mark.e2e,
@@ -131,3 +135,38 @@ def test_prompts_answered_by_the_hook_server_bring_the_room_recall(sandbox: Sand
     assert "## Memories about authentication (L3)" in block
     assert "ZAUTHQ" in block and f"[{auth}]" in block and len(block) < 10_000
     assert memory_tool(sandbox, "server", "status", check=False).returncode == 1
+
+
+def test_a_follow_up_in_a_resumed_session_brings_the_rest_of_the_room(sandbox: Sandbox) -> None:
+    """ "now do the same for the refund cases" names no room: the session's previous room is
+    recalled again, without repeating what the first prompt brought; a closing that names the
+    room ("the refund tests pass now, thanks!") brings nothing."""
+    memory_tool(sandbox, "install")
+    rooms = state_dir(sandbox) / "rooms" / "testing"  # written as a person would, by hand
+    rooms.mkdir(parents=True, exist_ok=True)
+    for i in range(45):  # more than two prompts take (each considers at most 20)
+        (rooms / f"note-{i}.md").write_text(
+            f"---\nname: testing note {i}\ndescription: fixture scope, note {i}\n---\n\n"
+            f"Testing note {i} ZTESTQ{i}: " + "fixtures are function scoped unless marked. " * 30,
+            encoding="utf-8",
+        )
+    memory_tool(sandbox, "index")  # what the detached refresh does (switched off in tests)
+    session_id = str(uuid.uuid4())
+    prompt = "The checkout unit test is flaky, fix the fixture"
+    _ok(run_claude_with_memory(sandbox, prompt, extra_args=["--session-id", session_id]))
+    (first,) = injected_by(sandbox.api.main_requests()[0], "UserPromptSubmit")
+    assert "## Memories about testing (L3)" in first
+
+    sandbox.api.reset()
+    follow = "now do the same for the refund cases"
+    _ok(run_claude_with_memory(sandbox, follow, extra_args=["--resume", session_id]))
+    before = injected_by(sandbox.api.main_requests()[0], "UserPromptSubmit")
+    second = before[-1]  # earlier turns' blocks come first, as history
+    assert "## Memories about testing (L3, the topic of the previous prompt)" in second
+    assert not set(ids_in(first)) & set(ids_in(second))
+
+    sandbox.api.reset()
+    closing = "the refund tests pass now, thanks!"  # names the room, asks for nothing
+    _ok(run_claude_with_memory(sandbox, closing, extra_args=["--resume", session_id]))
+    after = injected_by(sandbox.api.main_requests()[0], "UserPromptSubmit")
+    assert [b for b in after if b not in before] == []  # nothing new for a closing
