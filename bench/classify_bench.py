@@ -47,6 +47,7 @@ from memory_tool.classify import (  # noqa: E402
     classify,
     classify_detail,
     compile_rooms,
+    injectable,
 )
 
 PROMPTS = REPO / "tests" / "data" / "prompts.jsonl"
@@ -82,8 +83,9 @@ def evaluate(rows: list[dict[str, Any]], rooms: CompiledRooms, threshold: float)
     hits = total = injected = empty = 0
     misses: list[tuple[str, str, str]] = []
     for row in rows:
-        detail = classify_detail(row["prompt"], rooms)
-        top = detail[0].room if detail and detail[0].score >= threshold else "-"
+        # A background room winning means: no room.
+        chosen = injectable(classify_detail(row["prompt"], rooms), rooms, threshold)
+        top = chosen[0].room if chosen else "-"
         if row["rooms"]:
             total += 1
             if top == row["rooms"][0]:

@@ -57,7 +57,8 @@ def predict(row: dict[str, object], rooms: CompiledRooms, mode: str) -> str | No
     if mode == "carry":
         return words or (first if first and is_follow_up(second) else None)
     previous = (first, 0.0) if first else None
-    chosen, _ = choose_rooms(classify_detail(second, rooms), second, previous, 1.0, MAX_ROOMS)
+    detail = classify_detail(second, rooms)
+    chosen, _ = choose_rooms(detail, second, previous, 1.0, MAX_ROOMS, rooms)
     return top(chosen)
 
 

@@ -119,7 +119,8 @@ TRIGGER_WORD_MIN_LEN = 4
 # 3: the tokeniser marks HTTP status codes ("return 201" -> httpstatus) and identifier parts.
 # 4: real_words (rooms.yaml's not_typos).
 # 5: the tokeniser marks version moves ("bump react to 18" -> versionbump).
-COMPILED_FORMAT = 5
+# 6: rooms carry "inject" (background rooms).
+COMPILED_FORMAT = 6
 
 # --- compiled rooms ---------------------------------------------------------------------------
 
@@ -354,7 +355,15 @@ def compile_rooms(
         concern = body.get("concern", False)
         if not isinstance(concern, bool):
             raise ConfigError(f"rooms.yaml: room {name!r}: concern must be true or false")
-        meta[name] = {"weight": float(weight), "description": str(description), "concern": concern}
+        inject = body.get("inject", True)
+        if not isinstance(inject, bool):
+            raise ConfigError(f"rooms.yaml: room {name!r}: inject must be true or false")
+        meta[name] = {
+            "weight": float(weight),
+            "description": str(description),
+            "concern": concern,
+            "inject": inject,
+        }
         for word in _string_list(name, "keywords", body.get("keywords")):
             builder.add_word(name, word, KEYWORD_WEIGHT)
         for word in _string_list(name, "aliases", body.get("aliases")):
@@ -366,7 +375,7 @@ def compile_rooms(
     for raw_name in extra_room_names:
         name = str(raw_name).strip().lower()
         if name and name not in meta and tokenize(name).words:
-            meta[name] = {"weight": 1.0, "description": "", "concern": False}
+            meta[name] = {"weight": 1.0, "description": "", "concern": False, "inject": True}
     for name in meta:
         phrase, words = _room_name_words(name)
         if len(words) == 1:
@@ -545,7 +554,7 @@ def _parts(text: str) -> list[str]:
 
 def _rank_key(
     room: str, score: float, rooms: CompiledRooms, lead: bool = False
-) -> tuple[bool, float, bool, str]:
+) -> tuple[bool, float, bool, bool, str]:
     """Best first. Rooms reaching ROOM_THRESHOLD come before those that do not. A concern
     room (a quality or artefact of any part of the system: speed, security, tests, docs, CI,
     dependencies) that ``lead``s, i.e. is named before the part rooms of the prompt, ranks by
@@ -555,7 +564,9 @@ def _rank_key(
     concern = rooms.rooms.get(room, {}).get("concern", False)
     passes = score >= ROOM_THRESHOLD
     rank = score * CONCERN_RANK_FACTOR if concern and passes and lead else score
-    return (not passes, -rank, not concern, room)
+    # A background room loses a tie: equal evidence for a room and for general programming
+    # ("refactor the auth module") still brings the room.
+    return (not passes, -rank, not injects(room, rooms), not concern, room)
 
 
 def _leading_concerns(
@@ -591,10 +602,28 @@ def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
     return sorted(best.values(), key=lambda m: _rank_key(m.room, m.score, rooms, m.lead))
 
 
+def injects(room: str, rooms: CompiledRooms) -> bool:
+    """False for a background room (``inject: false``): a topic that is no room's business."""
+    return bool(rooms.rooms.get(room, {}).get("inject", True))
+
+
+def injectable(
+    detail: Sequence[RoomMatch], rooms: CompiledRooms, threshold: float = ROOM_THRESHOLD
+) -> list[RoomMatch]:
+    """The matches of ``detail`` that choose a room: those reaching ROOM_THRESHOLD, none at all
+    when the best of them is a background room ("implement an LRU cache, leetcode style" is
+    general programming, though "cache" alone says performance), and never a background room."""
+    passing = [m for m in detail if m.score >= threshold]
+    if passing and not injects(passing[0].room, rooms):
+        return []
+    return [m for m in passing if injects(m.room, rooms)]
+
+
 def classify(text: str, rooms: CompiledRooms) -> list[tuple[str, float]]:
     """Rooms ``text`` is about, as (room, score) best first (ties: see _rank_key), only those
-    scoring at least ROOM_THRESHOLD. An empty list means: inject no room."""
-    return [(m.room, m.score) for m in classify_detail(text, rooms) if m.score >= ROOM_THRESHOLD]
+    scoring at least ROOM_THRESHOLD and none when a background room wins (see ``injectable``).
+    An empty list means: inject no room."""
+    return [(m.room, m.score) for m in injectable(classify_detail(text, rooms), rooms)]
 
 
 def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms) -> str | None:
@@ -622,7 +651,7 @@ def classify_entry(name: str, description: str, body: str, rooms: CompiledRooms)
     if not total:
         return None
     room, score = min(total.items(), key=lambda item: _rank_key(item[0], item[1], rooms))
-    return room if score >= ENTRY_THRESHOLD else None
+    return room if score >= ENTRY_THRESHOLD and injects(room, rooms) else None
 
 
 # --- instincts ---------------------------------------------------------------------------------

@@ -153,24 +153,34 @@ def choose_rooms(
     previous: tuple[str, float] | None,
     now: float,
     max_rooms: int,
+    rooms: Any,
 ) -> tuple[list[tuple[str, float]], bool]:
     """The rooms to recall given the classifier's ``detail`` (classify_detail: every room with
-    a score, best first) and the session's ``previous`` (room, time). Returns (rooms, carried):
+    a score, best first; ``rooms``: the CompiledRooms it came from) and the session's
+    ``previous`` (room, time). Returns (rooms, carried):
     ``carried`` when the previous room stands in for a prompt that named none.
 
     A conversation stays on its topic more often than not, so the previous room, when recent,
     gets STICKY_BONUS on this prompt if the prompt itself gives it any evidence: "that table is
     40M rows, run it in batches" stays database although "batches" alone says data-pipeline."""
-    from .classify import ROOM_THRESHOLD
+    from .classify import ROOM_THRESHOLD, injectable, injects
 
     if is_closing(prompt):
         return [], False
-    above = [(m.room, m.score) for m in detail if m.score >= ROOM_THRESHOLD][:max_rooms]
-    if previous is None or not previous[0] or not 0 <= now - previous[1] <= CARRY_MAX_AGE_S:
+    above = [(m.room, m.score) for m in injectable(detail, rooms)][:max_rooms]
+    recent = bool(previous and previous[0] and 0 <= now - previous[1] <= CARRY_MAX_AGE_S)
+    background = not above and any(m.score >= ROOM_THRESHOLD for m in detail)
+    if background and not (recent and is_follow_up(prompt)):
+        # General programming is no room's business, unless it continues the last prompt
+        # ("what about people with one name? it puts an empty string in last_name").
+        return [], False
+    if previous is None or not recent:
         return above, False
     if SWITCH_RE.search(prompt):
         return above, False
     room = previous[0]
+    if not injects(room, rooms):
+        return above, False
     own = next((m.score for m in detail if m.room == room), 0.0)
     if above:
         if above[0][0] == room or own <= 0 or own + STICKY_BONUS < above[0][1]:

@@ -124,6 +124,23 @@ def render_memory(
     return f"---\n{head}---\n\n{body.strip()}\n"
 
 
+def _refuse_background_room(room: str) -> None:
+    """A background room (rooms.yaml ``inject: false``) is never recalled: a memory filed there
+    would be lost to every prompt."""
+    from .classify import injects
+    from .rooms import compiled_rooms
+
+    try:
+        rooms = compiled_rooms()
+    except MemoryToolError:
+        return  # a broken rooms.yaml is reported where it is used; filing still works
+    if room in rooms.rooms and not injects(room, rooms):
+        raise MemoryToolError(
+            f"room {room!r} is a background room (inject: false in rooms.yaml): its memories "
+            "would never be recalled. File it in a topic room, or leave --room out."
+        )
+
+
 def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | None) -> tree.Folder:
     if tier == "wiki" or type_ == "wiki":
         return tree.Folder(paths.palace_dir("wiki"), "wiki", recursive=True, default_type="wiki")
@@ -132,6 +149,7 @@ def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | No
             raise MemoryToolError(
                 f"room {room!r} is not a room name: use lower-case letters, digits, '-' and '_'."
             )
+        _refuse_background_room(room)
         return tree.Folder(
             paths.palace_dir("rooms") / room, "room", room=room, recursive=True, default_type="note"
         )

@@ -442,7 +442,7 @@ def room_recall(
         from .followup import choose_rooms
 
         detail = classify_detail(text, compiled)
-        chosen, carried = choose_rooms(detail, text, previous, now, MAX_ROOMS)
+        chosen, carried = choose_rooms(detail, text, previous, now, MAX_ROOMS, compiled)
     result.rooms = chosen
     if not chosen:
         return result

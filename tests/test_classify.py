@@ -74,7 +74,9 @@ def top_room(text: str, rooms: CompiledRooms) -> str | None:
 
 def test_template_has_the_twelve_rooms_each_with_keywords_phrases_aliases() -> None:
     rooms_spec = spec()["rooms"]
-    assert set(rooms_spec) == TWELVE_ROOMS
+    background = {name for name, body in rooms_spec.items() if body.get("inject") is False}
+    assert background == {"general-programming"}
+    assert set(rooms_spec) - background == TWELVE_ROOMS
     for name, body in rooms_spec.items():
         for key in ("keywords", "phrases", "aliases"):
             assert body.get(key), f"{name} has no {key}"
@@ -225,14 +227,22 @@ def test_any_text_gives_sorted_thresholded_rooms(text: str) -> None:
     found = classify(text, rooms)
     assert all(room in rooms.rooms and score >= ROOM_THRESHOLD for room, score in found)
     detail = classify_detail(text, rooms)
-    assert found == [(m.room, m.score) for m in detail if m.score >= ROOM_THRESHOLD]
+    background = {name for name, meta in rooms.rooms.items() if not meta["inject"]}
+    passing = [(m.room, m.score) for m in detail if m.score >= ROOM_THRESHOLD]
+    # A background room winning means no room; otherwise it is left out.
+    if passing and passing[0][0] in background:
+        assert found == []
+    else:
+        assert found == [(r, s) for r, s in passing if r not in background]
     concern = {name for name, meta in rooms.rooms.items() if meta["concern"]}
-    # Lead concerns rank at CONCERN_RANK_FACTOR x their score; otherwise by score, then name.
+    # Lead concerns rank at CONCERN_RANK_FACTOR x their score; otherwise by score, then a
+    # background room after the others, then concern, then name.
     assert detail == sorted(
         detail,
         key=lambda m: (
             m.score < ROOM_THRESHOLD,
             -m.score * (CONCERN_RANK_FACTOR if m.lead and m.room in concern else 1.0),
+            m.room in background,
             m.room not in concern,
             m.room,
         ),
@@ -549,3 +559,24 @@ def test_a_version_bump_is_about_dependencies_whatever_it_bumps() -> None:
     assert top_room("upgrade pytest from 6 to 8, a few fixtures use deprecated stuff", rooms) == (
         "dependencies"
     )
+
+
+def test_general_programming_is_a_background_room() -> None:
+    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
+    # It wins: nothing is injected, though "cache" and "container" alone name rooms.
+    assert top_room('all unique permutations of a string with repeats, like "aab"', rooms) is None
+    assert top_room("go container/heap is confusing, show me dijkstra with it", rooms) is None
+    detail = classify_detail("segment tree for range sum query with point updates", rooms)
+    assert detail[0].room == "general-programming" and detail[0].score >= ROOM_THRESHOLD
+    # A tie or more room evidence keeps the room; a background room never takes a memory.
+    assert top_room("refactor the oauth callback handler", rooms) == "authentication"
+    assert classify_entry("notes", "recursion and dijkstra", "leetcode kata notes", rooms) is None
+
+
+def test_a_memory_cannot_be_filed_in_a_background_room(project: Path) -> None:
+    from memory_tool.errors import MemoryToolError
+    from memory_tool.index import open_index
+    from memory_tool.palace import add_memory
+
+    with open_index() as idx, pytest.raises(MemoryToolError, match="background room"):
+        add_memory(idx, "a trie note", type_="note", cwd=project, room="general-programming")

@@ -66,7 +66,7 @@ def choose(prompt: str, previous: str | None, age: float = 60) -> tuple[list[str
 
     detail = classify_detail(prompt, compiled_rooms())
     last = (previous, 1000.0) if previous else None
-    chosen, carried = choose_rooms(detail, prompt, last, 1000 + age, 2)
+    chosen, carried = choose_rooms(detail, prompt, last, 1000 + age, 2, compiled_rooms())
     return [r for r, _ in chosen], carried
 
 
