@@ -580,3 +580,16 @@ def test_a_memory_cannot_be_filed_in_a_background_room(project: Path) -> None:
 
     with open_index() as idx, pytest.raises(MemoryToolError, match="background room"):
         add_memory(idx, "a trie note", type_="note", cwd=project, room="general-programming")
+
+
+def test_classify_cli_says_when_a_background_room_wins() -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli import main
+
+    prompt = "go container/heap is confusing, show me dijkstra with it"
+    out = CliRunner().invoke(main, ["classify", "--explain", prompt])
+    lines = out.output.splitlines()
+    assert lines[0] == "no room (nothing would be injected)"
+    assert any(ln.startswith("(general-programming\t") and "background room" in ln for ln in lines)
+    assert json.loads(CliRunner().invoke(main, ["classify", "--json", prompt]).output) == []

@@ -32,10 +32,11 @@ def _footer(text: str) -> None:
 @domain_errors
 def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     """Which room(s) a prompt is about, with scores (nothing: no room recall)."""
-    from ..classify import ROOM_THRESHOLD, classify_detail
+    from ..classify import ROOM_THRESHOLD, classify_detail, injectable
 
-    detail = classify_detail(" ".join(prompt), compiled_rooms())
-    rooms = [m for m in detail if m.score >= ROOM_THRESHOLD]
+    compiled = compiled_rooms()
+    detail = classify_detail(" ".join(prompt), compiled)
+    rooms = injectable(detail, compiled)
     if as_json:
         rows: list[dict[str, Any]] = [{"room": m.room, "score": round(m.score, 3)} for m in rooms]
         if explain:
@@ -48,9 +49,11 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     for m in rooms:
         click.echo(f"{m.room}\t{m.score:.2f}" + (f"\t{', '.join(m.terms)}" if explain else ""))
     if explain:
-        below = [m for m in detail if m.score < ROOM_THRESHOLD]
-        for m in below:
-            click.echo(f"({m.room}\t{m.score:.2f}\t{', '.join(m.terms)}: below {ROOM_THRESHOLD})")
+        for m in detail:
+            if m in rooms:
+                continue
+            why = f"below {ROOM_THRESHOLD}" if m.score < ROOM_THRESHOLD else "background room"
+            click.echo(f"({m.room}\t{m.score:.2f}\t{', '.join(m.terms)}: {why})")
 
 
 def _hit_json(h: Hit) -> dict[str, Any]:
