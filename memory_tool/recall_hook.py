@@ -27,11 +27,19 @@ L4_MAX_CHARS = 2_600
 
 def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
-    from .followup import is_ack, is_closing
+    from .followup import room_to_keep
     from .index import open_index
     from .layers import Unit
     from .recall import deep_recall, is_past_question, room_recall
-    from .seen import UNCHANGED, ids_in, last_room, remember_ids, seen_ids, session_state
+    from .seen import (
+        UNCHANGED,
+        Unchanged,
+        ids_in,
+        last_room,
+        remember_ids,
+        seen_ids,
+        session_state,
+    )
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -43,7 +51,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     state = session_state(session_id)
     seen = seen_ids(session_id, state)
     now = time.time()
-    room: Any = UNCHANGED
+    room: str | None | Unchanged = UNCHANGED
     body: list[Unit] = []
     idx = open_index()
     try:
@@ -61,10 +69,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
             )
             body += l3.units
             seen |= {e.id for e in l3.picked}
-            # The room a follow-up may carry: this prompt's; none once the talk moved to a
-            # topic-less task; an acknowledgement or closing ("thanks!") leaves it as it was.
-            closed = is_ack(prompt) or is_closing(prompt)
-            room = l3.rooms[0][0] if l3.rooms else (UNCHANGED if closed else None)
+            room = room_to_keep(prompt, l3.rooms)  # what a follow-up may carry
         l4_budget = budget(cfg, "l4")
         tier_units = _tier_units(idx, payload, cwd, l4_budget)
         body += tier_units

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .privacy import LazyPattern
+
 # Typo tolerance by keyword length: short words have too many real-word neighbours ("model" ~
 # "modal", "rules" ~ "roles"), so no fuzzy match under 6 letters; one edit up to 8 letters; two
 # from 9 ("authentification", "deploymnets"). A transposition counts as one edit. Only keywords
@@ -61,31 +63,35 @@ STOP_WORDS = frozenset({
 })
 # fmt: on
 
-# Symbols that carry meaning but vanish when tokenising on [A-Za-z0-9].
-_SPECIAL_TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bn\s*\+\s*1\b", re.IGNORECASE), " nplusone "),
-    (re.compile(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE), " bigo ("),
+# Symbols and phrasings that carry meaning but vanish when tokenising on [A-Za-z0-9]: each is
+# (pattern, marker replacement, hints). A pattern compiles on first need and runs only when one
+# of its hints is in the lower-cased text: compiling all of them up front cost the hook ~1 ms.
+_SPECIAL_TOKENS: tuple[tuple[LazyPattern, str, tuple[str, ...]], ...] = (
+    (LazyPattern(r"\bn\s*\+\s*1\b", re.IGNORECASE), " nplusone ", ("+",)),
+    (LazyPattern(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE), " bigo (", ("o(",)),
     # A three-digit number right after a word that returns or names a response ("return 201",
     # "responds with a 404", "status 500", "HTTP 429") is an HTTP status code; a bare number
     # ("200 rows", "500 ms") is not, so only this context adds the marker word.
     (
-        re.compile(
+        LazyPattern(
             r"\b((?:return|respond|repl(?:y|ie)|status|http|throw)[a-z]*(?:\s+code)?"
             r"\s+(?:with\s+)?(?:an?\s+)?[1-5][0-9][0-9])\b",
             re.IGNORECASE,
         ),
         r"\1 httpstatus ",
+        ("return", "respond", "repl", "status", "http", "throw"),
     ),
     # Moving a named thing to a version number is a dependency change, whatever the thing is
     # ("upgrade pytest from 6 to 8", "bump react to 18.3", "pin numpy to 1.26"): the marker
     # word is a dependencies keyword.
     (
-        re.compile(
+        LazyPattern(
             r"\b((?:upgrade|bump|downgrade|pin)[a-z]*\s+[\w.@/-]+\s+"
             r"(?:from\s+v?\d[\w.-]*\s+)?to\s+v?\d[\w.-]*)",
             re.IGNORECASE,
         ),
         r"\1 versionbump ",
+        ("upgrade", "bump", "downgrade", "pin"),
     ),
 )
 _COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
@@ -171,8 +177,10 @@ class Tokens(NamedTuple):
 
 def tokenize(text: str) -> Tokens:
     """Lowercase words of ``text``, splitting snake_case, kebab-case, camelCase and paths."""
-    for pattern, replacement in _SPECIAL_TOKENS:
-        text = pattern.sub(replacement, text)
+    low = text.lower()
+    for pattern, replacement, hints in _SPECIAL_TOKENS:
+        if any(hint in low for hint in hints):
+            text = pattern.sub(replacement, text)
     words: list[str] = []
     extras: list[str] = []
     ident: list[int] = []

@@ -515,8 +515,7 @@ def test_real_words_are_not_read_as_typos() -> None:
     assert CompiledRooms.from_json(guarded.to_json()) == guarded
 
 
-def test_shipped_not_typos_cover_the_shipped_words() -> None:
-    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
+def test_shipped_not_typos_cover_the_shipped_words(rooms: CompiledRooms) -> None:
     for prompt in ("perfect, thx", "the server throws", "add a widget", "throughout the app"):
         assert top_room(prompt, rooms) is None, prompt
     assert top_room("deploymnet to prod failed", rooms) == "deployment"
@@ -554,22 +553,22 @@ def test_a_move_to_a_version_number_is_marked(text: str, marked: bool) -> None:
     assert ("versionbump" in tokenize(text).words) is marked
 
 
-def test_a_version_bump_is_about_dependencies_whatever_it_bumps() -> None:
-    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
+def test_a_version_bump_is_about_dependencies_whatever_it_bumps(rooms: CompiledRooms) -> None:
     assert top_room("upgrade pytest from 6 to 8, a few fixtures use deprecated stuff", rooms) == (
         "dependencies"
     )
 
 
-def test_general_programming_is_a_background_room() -> None:
-    rooms = compile_rooms(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8")))
-    # It wins: nothing is injected, though "cache" and "container" alone name rooms.
+def test_general_programming_is_a_background_room(rooms: CompiledRooms) -> None:
+    # It wins: nothing is injected, though "aab" and "container" alone name rooms.
     assert top_room('all unique permutations of a string with repeats, like "aab"', rooms) is None
     assert top_room("go container/heap is confusing, show me dijkstra with it", rooms) is None
+    assert top_room("implement a trie in TypeScript", rooms) is None  # the README's example
     detail = classify_detail("segment tree for range sum query with point updates", rooms)
     assert detail[0].room == "general-programming" and detail[0].score >= ROOM_THRESHOLD
     # A tie or more room evidence keeps the room; a background room never takes a memory.
     assert top_room("refactor the oauth callback handler", rooms) == "authentication"
+    assert top_room("refactor the auth middleware", rooms) == "authentication"
     assert classify_entry("notes", "recursion and dijkstra", "leetcode kata notes", rooms) is None
 
 

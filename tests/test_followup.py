@@ -92,6 +92,14 @@ def test_the_previous_room_wins_a_close_call_but_not_a_clear_switch() -> None:
     assert choose("btw now the same for refunds", "testing") == ([], False)
 
 
+def test_general_programming_brings_nothing_unless_it_continues_the_last_prompt() -> None:
+    # The background room wins both: alone they bring nothing; as follow-ups they carry.
+    follow = "what about people with only one name? it'll put empty string in last_name"
+    assert choose(follow, None) == ([], False)
+    assert choose(follow, "database") == (["database"], True)
+    assert choose("implement a trie in TypeScript", "database") == ([], False)
+
+
 def seed(project: Path) -> None:
     rooms = paths.state_root() / "rooms"
     write_memory(rooms / "testing", "checkout.md", "The checkout tests need the stripe fake.")
