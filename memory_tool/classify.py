@@ -120,7 +120,8 @@ TRIGGER_WORD_MIN_LEN = 4
 # 4: real_words (rooms.yaml's not_typos).
 # 5: the tokeniser marks version moves ("bump react to 18" -> versionbump).
 # 6: rooms carry "inject" (background rooms).
-COMPILED_FORMAT = 6
+# 7: false_friends (rooms.yaml's false_friends).
+COMPILED_FORMAT = 7
 
 # --- compiled rooms ---------------------------------------------------------------------------
 
@@ -143,7 +144,16 @@ class CompiledRooms:
     letters ("authentification") and an insertion plus a substitution.
     """
 
-    __slots__ = ("rooms", "terms", "phrases", "fuzzy", "typos", "real_words", "format")
+    __slots__ = (
+        "rooms",
+        "terms",
+        "phrases",
+        "fuzzy",
+        "typos",
+        "real_words",
+        "false_friends",
+        "format",
+    )
 
     def __init__(
         self,
@@ -153,6 +163,7 @@ class CompiledRooms:
         fuzzy: list[list[str]],
         typos: TypoTable,
         real_words: Iterable[str] = (),
+        false_friends: Iterable[str] = (),
         format: int = COMPILED_FORMAT,
     ) -> None:
         self.rooms = rooms
@@ -162,7 +173,11 @@ class CompiledRooms:
         self.typos = typos
         # English words that are never read as typos of a keyword ("perfect" is not "prefect",
         # "resolve" not "resolver"): rooms.yaml's top-level `not_typos`.
-        self.real_words = frozenset(real_words)
+        # English words that share a keyword's stem but not its meaning ("core" is not CORS,
+        # "required" not requirements.txt, "pipe" not pip): rooms.yaml's `false_friends`. They
+        # match nothing, neither by stem nor as a typo.
+        self.false_friends = frozenset(false_friends)
+        self.real_words = frozenset(real_words) | self.false_friends
         self.format = format
 
     def __eq__(self, other: object) -> bool:
@@ -189,6 +204,7 @@ class CompiledRooms:
                 "fuzzy": self.fuzzy,
                 "typos": self.typos,
                 "real_words": sorted(self.real_words),
+                "false_friends": sorted(self.false_friends),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -217,6 +233,7 @@ class CompiledRooms:
                 fuzzy=data["fuzzy"],
                 typos=data["typos"],
                 real_words=data["real_words"],
+                false_friends=data["false_friends"],
             )
         except KeyError as exc:
             raise ConfigError(
@@ -269,7 +286,10 @@ class _Builder:
             rooms[room] = max(rooms.get(room, 0.0), weight)
 
     def build(
-        self, rooms_meta: dict[str, dict[str, Any]], real_words: Iterable[str] = ()
+        self,
+        rooms_meta: dict[str, dict[str, Any]],
+        real_words: Iterable[str] = (),
+        false_friends: Iterable[str] = (),
     ) -> CompiledRooms:
         # A term listed by several rooms says less about any one of them: divide by sqrt(df).
         terms: TermTable = {}
@@ -309,6 +329,7 @@ class _Builder:
             fuzzy=fuzzy,
             typos=typos,
             real_words=real_words,
+            false_friends=false_friends,
         )
 
 
@@ -387,9 +408,11 @@ def compile_rooms(
         w.lower() for w in _string_list("(top level)", "not_typos", spec.get("not_typos"))
     ]
     # (a word is skipped by the typo look-up only; as a keyword it still matches exactly)
-    partial = builder.build(
-        meta, real_words
-    )  # lets instinct domains ("db", "k8s") resolve via aliases
+    false_friends = [
+        w.lower() for w in _string_list("(top level)", "false_friends", spec.get("false_friends"))
+    ]
+    # partial lets instinct domains ("db", "k8s") resolve via aliases
+    partial = builder.build(meta, real_words, false_friends)
     added = False
     for instinct in mature_instincts(instincts):
         room = resolve_domain(instinct.domain, partial)
@@ -398,7 +421,7 @@ def compile_rooms(
         for word in trigger_words(instinct.trigger):
             builder.add_word(room, word, INSTINCT_WEIGHT)
             added = True
-    return builder.build(meta, real_words) if added else partial
+    return builder.build(meta, real_words, false_friends) if added else partial
 
 
 # --- classification -----------------------------------------------------------------------------
@@ -502,8 +525,9 @@ def _raw_scores(
         ((at, w, s, _PART_FACTOR[k]) for at, (w, s, c, k) in numbered if not c and k != WORD),
         key=lambda c: -c[3],
     )
+    false_friends = rooms.false_friends
     for at, word, word_stem, part_factor in candidates:
-        if word in STOP_WORDS:
+        if word in STOP_WORDS or word in false_friends:
             continue
         hit = terms.get(word_stem)
         if hit is None:

@@ -521,6 +521,54 @@ def test_shipped_not_typos_cover_the_shipped_words(rooms: CompiledRooms) -> None
     assert top_room("deploymnet to prod failed", rooms) == "deployment"
 
 
+def test_false_friends_match_no_room() -> None:
+    # "core" and "cors" share the stem "cor"; listed, "core" means nothing, "cors" still counts.
+    spec = {"rooms": {"api": {"keywords": ["cors"]}}}
+    assert top_room("use all 8 cores", compile_rooms(spec)) == "api"
+    guarded = compile_rooms({**spec, "false_friends": ["core", "cores"]})
+    assert top_room("use all 8 cores", guarded) is None
+    assert top_room("cors error on the preflight", guarded) == "api"
+    assert top_room("the cors headers", guarded) == "api"
+    assert CompiledRooms.from_json(guarded.to_json()) == guarded
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "the email field is required",  # not requirements.txt
+        "pipe the output into grep",  # not pip
+        "use all 8 cores for this",  # not CORS
+        "compose these two functions",  # not PHP's composer (a typo match before)
+        "the caller should resolve the promise",  # not a GraphQL resolver
+        "whats the big-O of sorted() on an already sorted list",  # complexity, not speed
+        "rename it across the whole pkg",  # a Go package, not a dependency
+    ],
+)
+def test_real_words_that_resemble_keywords_inject_nothing(
+    prompt: str, rooms: CompiledRooms
+) -> None:
+    assert top_room(prompt, rooms) is None
+
+
+def test_the_resembling_keywords_still_match(rooms: CompiledRooms) -> None:
+    assert top_room("pip install fails with a resolver conflict", rooms) == "dependencies"
+    assert top_room("cors error from the api gateway", rooms) == "api"
+    assert top_room("add composer require for guzzle", rooms) == "dependencies"
+    assert top_room("regenerate requirements.txt", rooms) == "dependencies"
+
+
+def test_shipped_false_friends_are_no_keywords() -> None:
+    shipped = spec()
+    listed = {
+        str(w)
+        for room in shipped["rooms"].values()
+        for key in ("keywords", "aliases", "weak")
+        for w in (room or {}).get(key) or ()
+    }
+    assert shipped["false_friends"]
+    assert not listed & set(shipped["false_friends"])
+
+
 def test_classify_cli_explains_its_choice() -> None:
     from click.testing import CliRunner
 
