@@ -19,6 +19,12 @@ def templates_dir() -> Path:
     return path
 
 
+def template_path(name: str) -> Path:
+    """Where the shipped template ``name`` is, without checking it exists (a cache fingerprint
+    stats it on every prompt; a missing file is a fingerprint like any other)."""
+    return _ROOT / "templates" / name
+
+
 def hooks_dir() -> Path | None:
     path = _ROOT / "hooks"
     return path if path.is_dir() else None

@@ -38,7 +38,7 @@ def _spec() -> dict[str, Any]:
     if not path.exists():
         from .resources import templates_dir
 
-        path = templates_dir() / "rooms.yaml"
+        path = templates_dir() / "rooms.yaml"  # == template_path("rooms.yaml"), checked
     data = _load_yaml(path) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must map room names to keywords, phrases and aliases.")
@@ -79,8 +79,12 @@ _DECODED: list[Any] = [None, None]
 
 def compiled_rooms() -> Any:
     from .classify import CompiledRooms
+    from .resources import template_path
 
-    sources = [rooms_yaml(), paths.palace_dir("rooms"), *instincts_files()]
+    # The template counts too: without a rooms.yaml of the user's it is what gets compiled,
+    # and an upgrade that changes it must not leave the old compile in the cache.
+    sources = [rooms_yaml(), template_path("rooms.yaml"), paths.palace_dir("rooms")]
+    sources += instincts_files()
     value = cached_json("rooms", sources, _build)
     if value is not _DECODED[0]:
         try:

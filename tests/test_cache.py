@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from memory_tool import cache, paths
+from memory_tool.resources import template_path
 from memory_tool.rooms import compiled_rooms, rooms_yaml
 
 
@@ -37,3 +39,18 @@ def test_rooms_are_decoded_once_until_rooms_yaml_changes() -> None:
     rooms_yaml().write_text("rooms:\n  billing:\n    keywords: [invoice, refund]\n")
     again = compiled_rooms()
     assert again is not first and "refund" in again.terms
+
+
+def test_without_a_rooms_yaml_a_changed_template_is_compiled_again() -> None:
+    # No rooms.yaml of the user's: the shipped template is compiled, and an upgrade that
+    # changes it (here: its mtime) must reach the next prompt rather than a stale compile.
+    assert not rooms_yaml().exists()
+    first = compiled_rooms()
+    assert compiled_rooms() is first and "docker" in first.terms
+    template = template_path("rooms.yaml")
+    st = os.stat(template)
+    try:
+        os.utime(template, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert compiled_rooms() is not first
+    finally:
+        os.utime(template, ns=(st.st_atime_ns, st.st_mtime_ns))
