@@ -35,10 +35,10 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402  (bench is not the hook path)
 
-from memory_tool.classify import CompiledRooms, classify, classify_detail, compile_rooms  # noqa: E402
+from memory_tool.classify import CompiledRooms, classify, compile_rooms  # noqa: E402
 from memory_tool.followup import choose_rooms, is_follow_up  # noqa: E402
 
-SETS = [REPO / "tests" / "data" / f"followups{i}.jsonl" for i in (1, 2, 3, 4, 5)]
+SETS = [REPO / "tests" / "data" / f"followups{i}.jsonl" for i in (1, 2, 3, 4, 5, 6, 7)]
 TEMPLATE = REPO / "templates" / "rooms.yaml"
 MODES = ("words", "carry", "shipped")
 MAX_ROOMS = 2
@@ -57,8 +57,7 @@ def predict(row: dict[str, object], rooms: CompiledRooms, mode: str) -> str | No
     if mode == "carry":
         return words or (first if first and is_follow_up(second) else None)
     previous = (first, 0.0) if first else None
-    detail = classify_detail(second, rooms)
-    chosen, _ = choose_rooms(detail, second, previous, 1.0, MAX_ROOMS, rooms)
+    chosen, _ = choose_rooms(second, previous, 1.0, MAX_ROOMS, rooms)
     return top(chosen)
 
 

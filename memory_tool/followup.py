@@ -19,14 +19,13 @@ closings. Stdlib only: this runs on the UserPromptSubmit hook path.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .privacy import LazyPattern
 from .seen import UNCHANGED, Unchanged
 
 if TYPE_CHECKING:  # for the annotations only: nothing is imported at run time
-    from .classify import CompiledRooms, RoomMatch
+    from .classify import CompiledRooms
 
 # A continuation comes within minutes of the prompt it continues. After a longer pause the
 # person has usually moved on (or a new topic prompt would name itself), so the room lapses.
@@ -47,33 +46,49 @@ CARRY_MAX_WORDS = 20
 ACK_MAX_WORDS = 5
 
 # Words and openings that make a prompt lean on the one before it. Every alternative holds one
-# of FOLLOW_HINTS, so most prompts are ruled out by substring tests before the regex compiles.
+# of FOLLOW_HINTS, so most prompts are ruled out by substring tests (LazyPattern.may_match).
 # "too" counts at the end ("the admin page too"), not as a degree ("too strict"); "the other"
 # not before a time word ("the other day", "the other session" ask about the past, not the task).
+FOLLOW_HINTS = (
+    "same", "also", "too", "as well", "again", "another", "rest", "other", "remaining",
+    "similarly", "likewise", "what about", "how about", "and", "still", "now", "next", "then",
+)  # fmt: skip
 FOLLOW_RE = LazyPattern(
     r"\b(the\s+same|same\s+(for|with|thing|here|there|fix|change|way)|also|as\s+well|again"
     r"|another|the\s+rest|(the\s+)?others?\s+ones?|remaining|similarly|likewise"
     r"|the\s+others?\b(?!\s+(day|days|week|time|session|sessions|conversation|chat|night))"
     r"|what\s+about|how\s+about|and\s+(for|the|what|now|then)|still)\b"
-    r"|\btoo\W*$"
+    r"|\btoo\b\W*($|[.!;]\s)"
     r"|^\W*(?:(?:ok(?:ay)?|great|good|cool|nice|perfect|thanks|thx|right|alright|yes|yep|hmm+"
     r"|oh|wait|so|alright)\W+)?(now|next|then|and)\b",
     re.IGNORECASE,
+    hints=FOLLOW_HINTS,
 )
-FOLLOW_HINTS = (
-    "same", "also", "too", "as well", "again", "another", "rest", "other", "remaining",
-    "similarly", "likewise", "what about", "how about", "and", "still", "now", "next", "then",
-)  # fmt: skip
+
+
+# "Do the same for X" repeats the last task somewhere else: the task's room leads, X's room
+# (the reports viewset: api) only says where.
+SAME_TASK_RE = LazyPattern(
+    r"\b((do|does|did|apply|make)\s+(it\s+)?the\s+same|same\s+(thing|fix|change|treatment)"
+    r"|the\s+same\s+for)\b",
+    re.IGNORECASE,
+    hints=("same",),
+)
 
 # Words that announce a new topic: neither carry nor stickiness applies after them.
 SWITCH_RE = LazyPattern(
     r"\b(separately|unrelated|btw|by\s+the\s+way|(different|separate|unrelated|quick)\s+"
     r"(question|topic|thing|q)|totally\s+different|moving\s+on|meanwhile"
     r"|another\s+(question|thing|topic)|switching\s+gears|change\s+of\s+(topic|subject)"
-    r"|new\s+topic|side\s+note|off\s+topic|while\s+(that's|that\s+is|it's|its|that)\s+"
+    r"|new\s+topic|side\s+note|off\s+topic|random\s+(q|question|thing|one|but)|also\s+random"
+    r"|quick\s+one|while\s+(that's|that\s+is|it's|its|that)\s+"
     r"(runs|running|builds|building|deploys))\b",
     re.IGNORECASE,
-)
+    hints=(
+        "separate", "unrelated", "btw", "way", "different", "quick", "moving", "meanwhile",
+        "another", "switching", "change", "topic", "side", "random", "while",
+    ),
+)  # fmt: skip
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -93,19 +108,42 @@ ACK_RE = LazyPattern(
 # sentence) or of a problem ("janky", "still", "doesn't") makes it a prompt like any other.
 # A closing is short: thanks followed by a paragraph is a new request in polite form.
 CLOSING_MAX_WORDS = 14
+CLOSING_HINTS = (
+    "thank", "thx", "ty", "cheers", "appreciate", "perfect", "awesome", "amazing", "brilliant",
+    "excellent", "legend", "rock", "lgtm", "well done", "work", "job", "stuff", "one", "catch",
+    "looks", "did it", "fixed it", "was it", "now", "ran ", "again", "live", "done", "good",
+    "phew", "sense", "going", "calling", "clean", "know", "it is", "sorted", "tomorrow", "later",
+    "lunch", "monday", "week", "bring", "run it", "check", "talk", "loop", "folks", "team",
+    "people", "nice", "cool", "sweet", "great", "call", "merged", "shipped", "pushed", "deployed",
+    "\U0001F44D", "\U0001F64F", "\U0001F44C",
+    "\U0001F389", "\u2705", "\U0001F680", "\U0001F4AF",
+)  # fmt: skip
 CLOSING_RE = LazyPattern(
     r"\b(thanks|thank\s+you|thx|tysm|ty|cheers|much\s+appreciated|appreciate\s+it|perfect"
     r"|awesome|amazing|brilliant|excellent|legend|you\s+rock|lgtm|well\s+done"
     r"|(great|nice|good)\s+(work|job|stuff|one|catch)|looks\s+(good|great|right|fine)"
     r"|(that|it|this)\s+(worked|works|did\s+it|fixed\s+it|was\s+it)|fixed\s+it|works\s+now"
     r"|(working|works)\s+(now|again)|(green|passing|passes|pass)\s+now|ran\s+(fine|clean|ok)"
-    r"|is\s+live|done\s+here|all\s+good|phew)\b"
-    r"|[\U0001F44D\U0001F64F\U0001F389\u2705\U0001F680\U0001F4AF]",
+    r"|is\s+live|done\s+here|all\s+good|phew|makes\s+sense|going\s+with|calling\s+it\s+a\s+day"
+    r"|appreciate\s+(it|that|the\s+\w+)|looks\s+clean|good\s+call|(didn'?t|did\s+not)\s+know"
+    r"|\w+ it is\W*$|sorted\W*$"
+    # a decision or a deferral: the task is settled for now ("I'll do it tomorrow morning")
+    r"|(i'?ll|i\s+will|will)\s+(\S+\s+){0,8}?(tomorrow|later|after\s+lunch|monday|next\s+week)"
+    r"|(i'?ll|i\s+will)\s+(bring\s+it\s+up|run\s+it\s+by|check\s+with|talk\s+to|loop\s+in"
+    r"|get\s+the\s+\S+\s+(folks|team|people)))\b"
+    # an opening word of praise, set off as such ("nice, just opened the PR"; not "great
+    # expectations suite for ...")
+    r"|^\W*(ok(ay)?\W+)?(nice|cool|sweet|great)\s*[,.!]+(?!\W*(now|next|then|but|so)\b)"
+    r"|\b(nice|great|perfect|sweet)\W*$"
+    # a report that the work landed ("merged, already caught one drift", "done, works")
+    r"|^\W*(done|merged|shipped|pushed|deployed)\s*[,.!]"
+    r"|[\U0001F44D\U0001F64F\U0001F389\u2705\U0001F680\U0001F4AF\U0001F44C]",
     re.IGNORECASE,
+    hints=CLOSING_HINTS,
 )
 REQUEST_RE = LazyPattern(
     r"\?|\b((can|could|would|will)\s+(you|u|we)|please|pls|plz|let'?s|also|next|then|but"
-    r"|however|still|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
+    r"|however|still(?!\s+(works?|working|pass(es|ing)?|imports?|runs?|builds?|fine|ok|good))|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
     r"|crash\w*|doesn'?t|does\s+not|isn'?t|is\s+not|not\s+working)\b"
     r"|\bnow\s+(do|add|make|fix|change|update|let|can|try|write|use|move|we|i|the|for|run)\b"
     r"|(^|[.!;,:]\s*|\band\s+)(add|make|fix|change|update|remove|delete|write|try|use|move"
@@ -114,19 +152,24 @@ REQUEST_RE = LazyPattern(
     r"|should|is|are|does|do)\b",
     re.IGNORECASE,
 )
-CLOSING_HINTS = (
-    "thank", "thx", "ty", "cheers", "appreciate", "perfect", "awesome", "amazing", "brilliant",
-    "excellent", "legend", "rock", "lgtm", "well done", "work", "job", "stuff", "one", "catch",
-    "looks", "did it", "fixed it", "was it", "now", "ran ", "again", "live", "done", "good",
-    "phew", "\U0001F44D", "\U0001F64F",
-    "\U0001F389", "\u2705", "\U0001F680", "\U0001F4AF",
-)  # fmt: skip
+
+
+def topic_of(prompt: str) -> str:
+    """The part of ``prompt`` that says what it is about: after an announced switch, only what
+    follows it ("ok I'll do the code splitting later. quick q, how do I undo a rebase" is about
+    the rebase; the words before the switch still talk about the last task)."""
+    if not SWITCH_RE.may_match(prompt.lower()):
+        return prompt
+    ends = [m.end() for m in SWITCH_RE.finditer(prompt)]
+    if not ends:
+        return prompt
+    rest = prompt[ends[-1] :]
+    return rest if _WORD.search(rest) else prompt
 
 
 def is_closing(prompt: str) -> bool:
     """Thanks, praise or "it works" with nothing asked: the task is closed."""
-    low = prompt.lower()
-    if not any(hint in low for hint in CLOSING_HINTS):
+    if not CLOSING_RE.may_match(prompt.lower()):
         return False
     if len(_WORD.findall(prompt)) > CLOSING_MAX_WORDS:
         return False  # "thanks. moving on, I want a status column on orders" asks for more
@@ -138,8 +181,7 @@ def is_follow_up(prompt: str) -> bool:
     words = _WORD.findall(prompt)
     if not words or len(words) >= CARRY_MAX_WORDS:
         return False
-    low = prompt.lower()
-    if not any(hint in low for hint in FOLLOW_HINTS):
+    if not FOLLOW_RE.may_match(prompt.lower()):
         return False
     if is_ack(prompt) and not TASK_AFTER_ACK.search(prompt) or SWITCH_RE.search(prompt):
         return False
@@ -152,25 +194,24 @@ def is_ack(prompt: str) -> bool:
 
 
 def choose_rooms(
-    detail: Sequence[RoomMatch],
     prompt: str,
     previous: tuple[str, float] | None,
     now: float,
     max_rooms: int,
     rooms: CompiledRooms,
 ) -> tuple[list[tuple[str, float]], bool]:
-    """The rooms to recall given the classifier's ``detail`` (classify_detail: every room with
-    a score, best first; ``rooms``: the CompiledRooms it came from) and the session's
-    ``previous`` (room, time). Returns (rooms, carried):
+    """The rooms to recall for ``prompt`` (classified with ``rooms`` on its topic_of) given the
+    session's ``previous`` (room, time). Returns (rooms, carried):
     ``carried`` when the previous room stands in for a prompt that named none.
 
     A conversation stays on its topic more often than not, so the previous room, when recent,
     gets STICKY_BONUS on this prompt if the prompt itself gives it any evidence: "that table is
     40M rows, run it in batches" stays database although "batches" alone says data-pipeline."""
-    from .classify import ROOM_THRESHOLD, injectable, injects
+    from .classify import ROOM_THRESHOLD, classify_detail, injectable, injects
 
     if is_closing(prompt):
         return [], False
+    detail = classify_detail(topic_of(prompt), rooms)
     above = [(m.room, m.score) for m in injectable(detail, rooms)][:max_rooms]
     recent = bool(previous and previous[0] and 0 <= now - previous[1] <= CARRY_MAX_AGE_S)
     background = not above and any(m.score >= ROOM_THRESHOLD for m in detail)
@@ -185,6 +226,9 @@ def choose_rooms(
         return above, False
     own = next((m.score for m in detail if m.room == room), 0.0)
     if above:
+        if above[0][0] != room and SAME_TASK_RE.found(prompt):
+            rest = [(r, s) for r, s in above if r != room]
+            return ([(room, own)] + rest)[:max_rooms], False
         if above[0][0] == room or own <= 0 or own + STICKY_BONUS < above[0][1]:
             return above, False
         rest = [(r, s) for r, s in above if r != room]

@@ -13,7 +13,7 @@ Runs on hook paths (every prompt), so: stdlib ``re`` only, patterns compiled onc
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 __all__ = [
@@ -35,14 +35,28 @@ class LazyPattern:
 
     Compiling this module's ~25 patterns costs ~7 ms, a third of a hook's whole budget; a
     UserPromptSubmit hook that only escapes the fence should not pay for redaction patterns.
+
+    ``hints``: lower-case substrings of which every match holds at least one. A text with none
+    of them cannot match, so ``may_match`` rules it out by substring tests, without compiling or
+    running the regex: the hook's per-prompt patterns (follow-ups, closings, past questions,
+    special tokens) then cost nothing on most prompts.
     """
 
-    __slots__ = ("_compiled", "_flags", "source")
+    __slots__ = ("_compiled", "_flags", "hints", "source")
 
-    def __init__(self, source: str, flags: int = 0) -> None:
+    def __init__(self, source: str, flags: int = 0, hints: Sequence[str] = ()) -> None:
         self.source = source
         self._flags = flags
+        self.hints = tuple(hints)
         self._compiled: re.Pattern[str] | None = None
+
+    def may_match(self, low: str) -> bool:
+        """False when ``low`` (the text, lower-cased) holds none of the hints."""
+        return not self.hints or any(hint in low for hint in self.hints)
+
+    def found(self, text: str) -> bool:
+        """Whether the pattern occurs in ``text``, ruled out by the hints first."""
+        return self.may_match(text.lower()) and self.compiled.search(text) is not None
 
     @property
     def compiled(self) -> re.Pattern[str]:

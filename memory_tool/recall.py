@@ -74,6 +74,10 @@ SEMANTIC_ONLY_MIN = 0.2
 
 # Prompts that ask about the past trigger L4 from the hook. Compiled on first need: every
 # alternative holds one of PAST_HINTS, so most prompts are ruled out by substring tests.
+PAST_HINTS = (
+    "have", "had", "did", "last", "remember", "discussed", "decided", "talked", "looked",
+    "tried", "session", "conversation", "chat", "before",
+)  # fmt: skip
 PAST_RE = LazyPattern(
     r"\b(have|had|did)\s+(we|i|you)\b.{0,40}\b(before|ever|already|previously|last time|"
     r"decide|done|tried|try|fix|use|see|hit|discuss)\w*"
@@ -88,12 +92,8 @@ PAST_RE = LazyPattern(
     r"|\bhave\s+we\s+(done|seen|solved|fixed|had)\s+(this|that|it)\b"
     r"|\b(been|come)\s+(here|across this)\s+before\b",
     re.IGNORECASE,
+    hints=PAST_HINTS,
 )
-PAST_HINTS = (
-    "have", "had", "did", "last", "remember", "discussed", "decided", "talked", "looked",
-    "tried", "session", "conversation", "chat", "before",
-)  # fmt: skip
-
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*")
 
 # A search drops only English function words and chat filler. Room classification ignores more
@@ -202,11 +202,7 @@ class Coverage:
 
 
 def is_past_question(prompt: str) -> bool:
-    text = prompt[:QUERY_HEAD_CHARS] + " " + prompt[-QUERY_TAIL_CHARS:]
-    low = text.lower()
-    if not any(hint in low for hint in PAST_HINTS):
-        return False
-    return bool(PAST_RE.search(text))
+    return PAST_RE.found(prompt[:QUERY_HEAD_CHARS] + " " + prompt[-QUERY_TAIL_CHARS:])
 
 
 def _age_days(created: str, today_ord: int) -> int:
@@ -427,7 +423,7 @@ def room_recall(
     session's ``previous`` (room, time) carries over to a follow-up (followup.choose_rooms; ``now``
     is the time to judge it by). ``cfg``: the configuration when the caller has it already (the
     hook does)."""
-    from .classify import classify_detail, instincts_for
+    from .classify import instincts_for
     from .config import load_config, today
     from .index import row_to_entry
     from .rooms import compiled_rooms, load_instinct_records
@@ -441,8 +437,7 @@ def room_recall(
     else:
         from .followup import choose_rooms
 
-        detail = classify_detail(text, compiled)
-        chosen, carried = choose_rooms(detail, text, previous, now, MAX_ROOMS, compiled)
+        chosen, carried = choose_rooms(text, previous, now, MAX_ROOMS, compiled)
     result.rooms = chosen
     if not chosen:
         return result

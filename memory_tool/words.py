@@ -64,11 +64,11 @@ STOP_WORDS = frozenset({
 # fmt: on
 
 # Symbols and phrasings that carry meaning but vanish when tokenising on [A-Za-z0-9]: each is
-# (pattern, marker replacement, hints). A pattern compiles on first need and runs only when one
-# of its hints is in the lower-cased text: compiling all of them up front cost the hook ~1 ms.
-_SPECIAL_TOKENS: tuple[tuple[LazyPattern, str, tuple[str, ...]], ...] = (
-    (LazyPattern(r"\bn\s*\+\s*1\b", re.IGNORECASE), " nplusone ", ("+",)),
-    (LazyPattern(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE), " bigo (", ("o(",)),
+# (pattern, marker replacement). A pattern compiles on first need and runs only when one of its
+# hints is in the lower-cased text: compiling all of them up front cost the hook ~1 ms.
+_SPECIAL_TOKENS: tuple[tuple[LazyPattern, str], ...] = (
+    (LazyPattern(r"\bn\s*\+\s*1\b", re.IGNORECASE, hints=("+",)), " nplusone "),
+    (LazyPattern(r"\bo\(\s*(?:n|log|1)", re.IGNORECASE, hints=("o(",)), " bigo ("),
     # A three-digit number right after a word that returns or names a response ("return 201",
     # "responds with a 404", "status 500", "HTTP 429") is an HTTP status code; a bare number
     # ("200 rows", "500 ms") is not, so only this context adds the marker word.
@@ -77,9 +77,9 @@ _SPECIAL_TOKENS: tuple[tuple[LazyPattern, str, tuple[str, ...]], ...] = (
             r"\b((?:return|respond|repl(?:y|ie)|status|http|throw)[a-z]*(?:\s+code)?"
             r"\s+(?:with\s+)?(?:an?\s+)?[1-5][0-9][0-9])\b",
             re.IGNORECASE,
+            hints=("return", "respond", "repl", "status", "http", "throw"),
         ),
         r"\1 httpstatus ",
-        ("return", "respond", "repl", "status", "http", "throw"),
     ),
     # Moving a named thing to a version number is a dependency change, whatever the thing is
     # ("upgrade pytest from 6 to 8", "bump react to 18.3", "pin numpy to 1.26"): the marker
@@ -89,9 +89,9 @@ _SPECIAL_TOKENS: tuple[tuple[LazyPattern, str, tuple[str, ...]], ...] = (
             r"\b((?:upgrade|bump|downgrade|pin)[a-z]*\s+[\w.@/-]+\s+"
             r"(?:from\s+v?\d[\w.-]*\s+)?to\s+v?\d[\w.-]*)",
             re.IGNORECASE,
+            hints=("upgrade", "bump", "downgrade", "pin"),
         ),
         r"\1 versionbump ",
-        ("upgrade", "bump", "downgrade", "pin"),
     ),
 )
 _COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
@@ -178,8 +178,8 @@ class Tokens(NamedTuple):
 def tokenize(text: str) -> Tokens:
     """Lowercase words of ``text``, splitting snake_case, kebab-case, camelCase and paths."""
     low = text.lower()
-    for pattern, replacement, hints in _SPECIAL_TOKENS:
-        if any(hint in low for hint in hints):
+    for pattern, replacement in _SPECIAL_TOKENS:
+        if pattern.may_match(low):
             text = pattern.sub(replacement, text)
     words: list[str] = []
     extras: list[str] = []

@@ -9,8 +9,14 @@ import pytest
 from helpers import run_hook, write_memory
 
 from memory_tool import paths
-from memory_tool.classify import classify_detail
-from memory_tool.followup import CARRY_MAX_AGE_S, choose_rooms, is_ack, is_closing, is_follow_up
+from memory_tool.followup import (
+    CARRY_MAX_AGE_S,
+    choose_rooms,
+    is_ack,
+    is_closing,
+    is_follow_up,
+    topic_of,
+)
 from memory_tool.index import open_index
 from memory_tool.recall_hook import prompt_context
 from memory_tool.seen import last_room, session_state
@@ -64,9 +70,8 @@ def test_acknowledgements() -> None:
 def choose(prompt: str, previous: str | None, age: float = 60) -> tuple[list[str], bool]:
     from memory_tool.rooms import compiled_rooms
 
-    detail = classify_detail(prompt, compiled_rooms())
     last = (previous, 1000.0) if previous else None
-    chosen, carried = choose_rooms(detail, prompt, last, 1000 + age, 2, compiled_rooms())
+    chosen, carried = choose_rooms(prompt, last, 1000 + age, 2, compiled_rooms())
     return [r for r, _ in chosen], carried
 
 
@@ -90,6 +95,16 @@ def test_the_previous_room_wins_a_close_call_but_not_a_clear_switch() -> None:
     assert choose(switched, "database") == choose(switched, None)
     assert choose(switched, None)[0][0] == "data-pipeline"
     assert choose("btw now the same for refunds", "testing") == ([], False)
+
+
+def test_after_an_announced_switch_only_the_new_topic_counts() -> None:
+    prompt = "ok I'll do the code splitting later. quick q, how do I undo a git rebase"
+    assert topic_of(prompt) == ", how do I undo a git rebase"
+    assert choose(prompt, "performance") == ([], False)  # not the bundle talk before it
+    switched = "the postgres pool size fix worked. unrelated: the readiness probe keeps failing"
+    assert choose(switched, "database")[0] == ["deployment"]
+    assert topic_of("now the same for refunds") == "now the same for refunds"
+    assert topic_of("what's the quick fix, btw") == "what's the quick fix, btw"  # nothing after
 
 
 def test_general_programming_brings_nothing_unless_it_continues_the_last_prompt() -> None:
@@ -202,6 +217,14 @@ def test_the_hook_process_carries_the_room(project: Path) -> None:
         "tests pass now",
         "works now 👍",
         "looks good, commit it",
+        # a decision or a deferral settles the task for now
+        "makes sense. I'll roll it out tomorrow morning when traffic is low",
+        "alright, going with bigserial plus a public uuid column",
+        "dagster it is",
+        "ok cool, I'll get the a11y folks to take a look at it",
+        "nice, just opened the PR and the deploy job was skipped",
+        "removed 11 packages and everything still imports fine. thanks!",
+        "ran it twice, the second run only picked up 14 rows 👌",
     ],
 )
 def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
@@ -218,6 +241,10 @@ def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
         "thanks for that, why does the cache still miss",
         "fix the flaky checkout test, thanks",
         "thank you. ok moving on, I want to add a status column with an enum type to orders",
+        "makes sense, but the deploy still fails on staging",
+        "nice, now do the same for the refund flow",
+        "great expectations suite for the vendor csv ingestion",
+        "I'll need the migration to run later tonight, can you write it",
     ],
 )
 def test_thanks_with_a_request_is_a_prompt_like_any_other(prompt: str) -> None:
