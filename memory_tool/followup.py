@@ -128,7 +128,8 @@ CLOSING_RE = LazyPattern(
     r"|appreciate\s+(it|that|the\s+\w+)|looks\s+clean|good\s+call|(didn'?t|did\s+not)\s+know"
     r"|\w+ it is\W*$|sorted\W*$"
     # a decision or a deferral: the task is settled for now ("I'll do it tomorrow morning")
-    r"|(i'?ll|i\s+will|will)\s+(\S+\s+){0,8}?(tomorrow|later|after\s+lunch|monday|next\s+week)"
+    r"|(i'?ll|i\s+will|we'?ll|we\s+will)\s+(\S+\s+){0,8}?(tomorrow|later|after\s+lunch|monday"
+    r"|next\s+week)"
     r"|(i'?ll|i\s+will)\s+(bring\s+it\s+up|run\s+it\s+by|check\s+with|talk\s+to|loop\s+in"
     r"|get\s+the\s+\S+\s+(folks|team|people)))\b"
     # an opening word of praise, set off as such ("nice, just opened the PR"; not "great
@@ -143,7 +144,9 @@ CLOSING_RE = LazyPattern(
 )
 REQUEST_RE = LazyPattern(
     r"\?|\b((can|could|would|will)\s+(you|u|we)|please|pls|plz|let'?s|also|next|then|but"
-    r"|however|still(?!\s+(works?|working|pass(es|ing)?|imports?|runs?|builds?|fine|ok|good))|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
+    # "still" reports a problem, unless it is "still works"
+    r"|however|still(?!\s+(works?|working|pass(es|ing)?|imports?|runs?|builds?|fine|ok|good))"
+    r"|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
     r"|crash\w*|doesn'?t|does\s+not|isn'?t|is\s+not|not\s+working)\b"
     r"|\bnow\s+(do|add|make|fix|change|update|let|can|try|write|use|move|we|i|the|for|run)\b"
     r"|(^|[.!;,:]\s*|\band\s+)(add|make|fix|change|update|remove|delete|write|try|use|move"
