@@ -557,6 +557,19 @@ def test_the_resembling_keywords_still_match(rooms: CompiledRooms) -> None:
     assert top_room("regenerate requirements.txt", rooms) == "dependencies"
 
 
+def test_classify_explain_names_the_false_friends_it_skipped() -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli import main
+
+    out = CliRunner().invoke(
+        main, ["classify", "--explain", "use all 8 cores, the field is required"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "no room" in out.output
+    assert "false_friends: cores, required" in out.output
+
+
 def test_shipped_false_friends_are_no_keywords() -> None:
     shipped = spec()
     listed = {

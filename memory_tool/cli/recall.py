@@ -35,7 +35,8 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     from ..classify import ROOM_THRESHOLD, classify_detail, injectable
 
     compiled = compiled_rooms()
-    detail = classify_detail(" ".join(prompt), compiled)
+    text = " ".join(prompt)
+    detail = classify_detail(text, compiled)
     rooms = injectable(detail, compiled)
     if as_json:
         rows: list[dict[str, Any]] = [{"room": m.room, "score": round(m.score, 3)} for m in rooms]
@@ -54,6 +55,13 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
                 continue
             why = f"below {ROOM_THRESHOLD}" if m.score < ROOM_THRESHOLD else "background room"
             click.echo(f"({m.room}\t{m.score:.2f}\t{', '.join(m.terms)}: {why})")
+        from ..words import tokenize
+
+        # Words that look like a keyword but were not read as one: the place to look when a
+        # prompt misses its room, or to add a word when one fires a room it should not.
+        ignored = sorted({w for w in tokenize(text).words if w in compiled.false_friends})
+        if ignored:
+            click.echo(f"(not read as keywords, rooms.yaml false_friends: {', '.join(ignored)})")
 
 
 def _hit_json(h: Hit) -> dict[str, Any]:
