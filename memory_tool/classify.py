@@ -259,6 +259,7 @@ class _Builder:
         self.terms: dict[str, dict[str, float]] = {}
         self.phrases: dict[tuple[str, ...], dict[str, float]] = {}
         self.surface: dict[str, str] = {}  # typo-matchable form as written -> its term stem
+        self.words: set[str] = set()  # every single word listed, as written (lower case)
 
     def add_word(self, room: str, word: str, weight: float) -> None:
         tokens = tokenize(word).words
@@ -268,6 +269,7 @@ class _Builder:
             self._add_term(room, joined, joined, weight)
             return
         if tokens:
+            self.words.add(tokens[0])
             self._add_term(room, tokens[0], stem(tokens[0]), weight)
 
     def _add_term(self, room: str, form: str, term: str, weight: float) -> None:
@@ -329,7 +331,9 @@ class _Builder:
             fuzzy=fuzzy,
             typos=typos,
             real_words=real_words,
-            false_friends=false_friends,
+            # A word a room lists is meant: "core" as a keyword of a core-platform room matches,
+            # whatever false_friends says.
+            false_friends=set(false_friends) - self.words,
         )
 
 

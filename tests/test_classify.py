@@ -530,6 +530,14 @@ def test_false_friends_match_no_room() -> None:
     assert top_room("cors error on the preflight", guarded) == "api"
     assert top_room("the cors headers", guarded) == "api"
     assert CompiledRooms.from_json(guarded.to_json()) == guarded
+    # A room that lists the word itself means it: the keyword wins over false_friends.
+    platform = compile_rooms(
+        {"rooms": {"api": {"keywords": ["cors"]}, "core-platform": {"keywords": ["core"]}},
+         "false_friends": ["core"]}
+    )  # fmt: skip
+    assert "core" not in platform.false_friends
+    scored = {m.room: m.score for m in classify_detail("the core service is down", platform)}
+    assert scored.get("core-platform", 0) > 0  # (shared with cors' stem, so damped)
 
 
 @pytest.mark.parametrize(
