@@ -106,8 +106,11 @@ ACK_RE = LazyPattern(
 # The task is done; its room's remaining memories would only cost tokens. Any sign of a
 # request (a question mark, "can you", "please", "also", "next", an imperative opening a
 # sentence) or of a problem ("janky", "still", "doesn't") makes it a prompt like any other.
-# A closing is short: thanks followed by a paragraph is a new request in polite form.
-CLOSING_MAX_WORDS = 14
+# A closing is short: thanks followed by a paragraph is a new request in polite form. 18 words
+# lets a closing say what the fix was ("it was waiting on a sudo password prompt lol. fixed,
+# thanks for pointing me there": 15); at 14, a fifth of the missed closings of the follow-up
+# sets read were longer, and no prompt with a room of any set is a closing at 18.
+CLOSING_MAX_WORDS = 18
 CLOSING_HINTS = (
     "thank", "thx", "ty", "cheers", "appreciate", "perfect", "awesome", "amazing", "brilliant",
     "excellent", "legend", "rock", "lgtm", "well done", "work", "job", "stuff", "one", "catch",
@@ -115,6 +118,7 @@ CLOSING_HINTS = (
     "phew", "sense", "going", "calling", "clean", "know", "it is", "sorted", "tomorrow", "later",
     "lunch", "monday", "week", "bring", "run it", "check", "talk", "loop", "folks", "team",
     "people", "nice", "cool", "sweet", "great", "call", "merged", "shipped", "pushed", "deployed",
+    "fixed", "agreed",
     "\U0001F44D", "\U0001F64F", "\U0001F44C",
     "\U0001F389", "\u2705", "\U0001F680", "\U0001F4AF",
 )  # fmt: skip
@@ -126,7 +130,7 @@ CLOSING_RE = LazyPattern(
     r"|(working|works)\s+(now|again)|(green|passing|passes|pass)\s+now|ran\s+(fine|clean|ok)"
     r"|is\s+live|done\s+here|all\s+good|phew|makes\s+sense|going\s+with|calling\s+it\s+a\s+day"
     r"|appreciate\s+(it|that|the\s+\w+)|looks\s+clean|good\s+call|(didn'?t|did\s+not)\s+know"
-    r"|\w+ it is\W*$|sorted\W*$"
+    r"|\w+ it is\W*$|(?<!not\s)(?<!n't\s)(?<!nt\s)\bsorted\W*$"
     # a decision or a deferral: the task is settled for now ("I'll do it tomorrow morning")
     r"|(i'?ll|i\s+will|we'?ll|we\s+will)\s+(\S+\s+){0,8}?(tomorrow|later|after\s+lunch|monday"
     r"|next\s+week)"
@@ -135,7 +139,7 @@ CLOSING_RE = LazyPattern(
     # an opening word of praise, set off as such ("nice, just opened the PR"; not "great
     # expectations suite for ...")
     r"|^\W*(ok(ay)?\W+)?(nice|cool|sweet|great)\s*[,.!]+(?!\W*(now|next|then|but|so)\b)"
-    r"|\b(nice|great|perfect|sweet)\W*$"
+    r"|\b(nice|great|perfect|sweet|fixed)\W*$|^\W*fixed\b|\b(team|we)\s+agreed"
     # a report that the work landed ("merged, already caught one drift", "done, works")
     r"|^\W*(done|merged|shipped|pushed|deployed)\s*[,.!]"
     r"|[\U0001F44D\U0001F64F\U0001F389\u2705\U0001F680\U0001F4AF\U0001F44C]",
@@ -147,8 +151,10 @@ REQUEST_RE = LazyPattern(
     # "still" reports a problem, unless it is "still works"
     r"|however|still(?!\s+(works?|working|pass(es|ing)?|imports?|runs?|builds?|fine|ok|good))"
     r"|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
+    r"|(i|we)\s+(want|need|would\s+like)|i'?d\s+like"
     r"|crash\w*|doesn'?t|does\s+not|isn'?t|is\s+not|not\s+working)\b"
     r"|\bnow\s+(do|add|make|fix|change|update|let|can|try|write|use|move|we|i|the|for|run)\b"
+    r"|(^|[.!;,:]\s*)(have|take)\s+a\s+look"
     r"|(^|[.!;,:]\s*|\band\s+)(add|make|fix|change|update|remove|delete|write|try|use|move"
     r"|rename|implement|refactor|run|create|show|explain|check|do|handle|set|put|give|find"
     r"|look|investigate|debug|wire|convert|split|bump|upgrade|why|how|what|where|when|which"

@@ -225,6 +225,9 @@ def test_the_hook_process_carries_the_room(project: Path) -> None:
         "nice, just opened the PR and the deploy job was skipped",
         "removed 11 packages and everything still imports fine. thanks!",
         "ran it twice, the second run only picked up 14 rows 👌",
+        "ok we go testcontainers, team agreed",
+        "oh i was creating a new pinia inside the component setup. fixed",
+        "it was waiting on a sudo password prompt lol. fixed, thanks for pointing me there",
     ],
 )
 def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
@@ -245,6 +248,9 @@ def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
         "nice, now do the same for the refund flow",
         "great expectations suite for the vendor csv ingestion",
         "I'll need the migration to run later tonight, can you write it",
+        "its returning one giant session for user 4471, i think their timestamps arent sorted",
+        "fixed. now lighthouse says LCP is 4.8s on mobile, probably the hero image, have a look",
+        "thanks, that works. I want a status column with an enum type on orders next to it",
     ],
 )
 def test_thanks_with_a_request_is_a_prompt_like_any_other(prompt: str) -> None:
