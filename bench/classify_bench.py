@@ -59,21 +59,11 @@ from memory_tool.classify import (  # noqa: E402
     injectable,
 )
 
-PROMPTS = REPO / "tests" / "data" / "prompts.jsonl"
-BLIND = REPO / "tests" / "data" / "prompts_blind.jsonl"
-BLIND2 = REPO / "tests" / "data" / "prompts_blind2.jsonl"
-BLIND3 = REPO / "tests" / "data" / "prompts_blind3.jsonl"
-BLIND4 = REPO / "tests" / "data" / "prompts_blind4.jsonl"
-BLIND5 = REPO / "tests" / "data" / "prompts_blind5.jsonl"
-BLIND6 = REPO / "tests" / "data" / "prompts_blind6.jsonl"
-BLIND7 = REPO / "tests" / "data" / "prompts_blind7.jsonl"
-BLIND8 = REPO / "tests" / "data" / "prompts_blind8.jsonl"
-BLIND9 = REPO / "tests" / "data" / "prompts_blind9.jsonl"
-BLIND10 = REPO / "tests" / "data" / "prompts_blind10.jsonl"
-# 200 prompts (110 no-room ones full of programming words) written blind for tuning round 3
-TUNE1 = REPO / "tests" / "data" / "prompts_tune1.jsonl"
-# 150 prompts (60 no-room) written blind with blind 9 and 10, for tuning round 4
-TUNE2 = REPO / "tests" / "data" / "prompts_tune2.jsonl"
+# tests/data/<name>.jsonl: prompts.jsonl, prompts_blind.jsonl, prompts_blind2..10.jsonl, and the
+# tuning sets prompts_tune1.jsonl (200 prompts, 110 no-room ones full of programming words,
+# written blind for round 3) and prompts_tune2.jsonl (150, 60 no-room, written with blind 9
+# and 10 for round 4)
+DATA = REPO / "tests" / "data"
 TEMPLATE = REPO / "templates" / "rooms.yaml"
 SWEEP = (0.4, 0.5, 0.6, 0.7, ROOM_THRESHOLD, 0.8, 0.9, 1.0, 1.2, 1.5)
 
@@ -135,14 +125,12 @@ def process_ms(code: str, env: dict[str, str], repeat: int = 15) -> float:
 
 def main() -> None:
     spec = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))
-    rows = read_rows(PROMPTS)
+    rows = read_rows(DATA / "prompts.jsonl")
     old_prompts = {r["prompt"] for r in rows}
-    blind = read_rows(BLIND)
-    blind2 = read_rows(BLIND2)
-    blind3, blind4 = read_rows(BLIND3), read_rows(BLIND4)
-    blind5, blind6 = read_rows(BLIND5), read_rows(BLIND6)
-    blind7, blind8 = read_rows(BLIND7), read_rows(BLIND8)
-    blind9, blind10 = read_rows(BLIND9), read_rows(BLIND10)
+    blind = read_rows(DATA / "prompts_blind.jsonl")
+    blind2, blind3, blind4, blind5, blind6, blind7, blind8, blind9, blind10 = (
+        read_rows(DATA / f"prompts_blind{n}.jsonl") for n in range(2, 11)
+    )
     unseen = blind5 + blind6 + blind7 + blind8 + blind9 + blind10
     splits = {
         "all": rows,
@@ -157,11 +145,11 @@ def main() -> None:
         "blind5": blind5,
         "blind6": blind6,
         "blind5+6": blind5 + blind6,
-        "tune1": read_rows(TUNE1),
+        "tune1": read_rows(DATA / "prompts_tune1.jsonl"),
         "blind7": blind7,
         "blind8": blind8,
         "blind7+8": blind7 + blind8,
-        "tune2": read_rows(TUNE2),
+        "tune2": read_rows(DATA / "prompts_tune2.jsonl"),
         "blind9": blind9,
         "blind10": blind10,
         "blind9+10": blind9 + blind10,

@@ -257,6 +257,21 @@ def test_thanks_with_a_request_is_a_prompt_like_any_other(prompt: str) -> None:
     assert not is_closing(prompt)
 
 
+def test_no_labeled_prompt_with_a_room_reads_as_a_closing() -> None:
+    # A closing brings nothing, so reading a real request as one loses its memories. The
+    # classifier sets we may read (not the held-out blind 5-10) hold 900 such prompts.
+    data = Path(__file__).parent / "data"
+    names = ["prompts", "prompts_blind", *(f"prompts_blind{n}" for n in (2, 3, 4)), "prompts_tune1"]
+    rows = [
+        json.loads(line)
+        for name in [*names, "prompts_tune2"]
+        for line in (data / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    with_room = [r["prompt"] for r in rows if r["rooms"]]
+    assert len(with_room) == 900
+    assert [p for p in with_room if is_closing(p)] == []
+
+
 def test_a_closing_keeps_the_room_for_the_next_follow_up(project: Path) -> None:
     seed_many(project)
     ask(project, "the checkout unit test is flaky")
