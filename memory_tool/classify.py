@@ -53,6 +53,11 @@ KEYWORD_WEIGHT = 1.0  # a word that on its own says which room (e.g. "alembic")
 ALIAS_WEIGHT = 1.0  # abbreviations are as specific as the word they stand for ("k8s")
 WEAK_WEIGHT = 0.5  # a hint ("table", "page"): needs a second clue to pass the threshold
 PHRASE_WEIGHT = 1.5  # "foreign key" says more than "foreign" + "key"; its words are consumed
+# rooms.yaml's `decisive` terms settle the room whatever else a prompt says: an exercise
+# ("leetcode", "interview prep") is general programming though its subject (an LRU cache) is a
+# performance word. 20 outweighs any sum of room words: the highest room score over the 3,000
+# labelled prompts in tests/data is 5.5, 11 with CONCERN_RANK_FACTOR.
+DECISIVE_WEIGHT = 20.0
 INSTINCT_WEIGHT = 1.0  # trigger words of a mature instinct act as ordinary keywords
 
 # A word seen only inside a code identifier is weaker evidence than the same word written as a
@@ -121,7 +126,8 @@ TRIGGER_WORD_MIN_LEN = 4
 # 5: the tokeniser marks version moves ("bump react to 18" -> versionbump).
 # 6: rooms carry "inject" (background rooms).
 # 7: false_friends (rooms.yaml's false_friends).
-COMPILED_FORMAT = 7
+# 8: multi-word false friends ("rest of") are phrases that credit no room; `decisive` terms.
+COMPILED_FORMAT = 8
 
 # --- compiled rooms ---------------------------------------------------------------------------
 
@@ -175,7 +181,8 @@ class CompiledRooms:
         # "resolve" not "resolver"): rooms.yaml's top-level `not_typos`.
         # English words that share a keyword's stem but not its meaning ("core" is not CORS,
         # "required" not requirements.txt, "pipe" not pip): rooms.yaml's `false_friends`. They
-        # match nothing, neither by stem nor as a typo.
+        # match nothing, neither by stem nor as a typo. (Multi-word ones, "rest of the code",
+        # live in the phrase table with no room: they consume their words and credit nothing.)
         self.false_friends = frozenset(false_friends)
         self.real_words = frozenset(real_words) | self.false_friends
         self.format = format
@@ -278,6 +285,14 @@ class _Builder:
         if weight > WEAK_WEIGHT and form.isalpha() and max_edits(form) > 0:
             self.surface.setdefault(form, term)
 
+    def add_false_friend_phrase(self, phrase: str) -> None:
+        """A phrase whose words mean nothing here ("rest of" is not REST): matched like any
+        phrase, so its words are consumed, but it credits no room. A room listing the same
+        phrase keeps it."""
+        stems = stems_of_phrase(phrase)
+        if len(stems) > 1:
+            self.phrases.setdefault(stems, {})
+
     def add_phrase(self, room: str, phrase: str, weight: float) -> None:
         stems = stems_of_phrase(phrase)
         if len(stems) == 1:
@@ -305,7 +320,7 @@ class _Builder:
         phrases: PhraseTable = {}
         for stems in sorted(self.phrases, key=lambda s: (s[0], -len(s), s)):
             by_room = self.phrases[stems]
-            damp = 1.0 / math.sqrt(len(by_room))
+            damp = 1.0 / math.sqrt(len(by_room)) if by_room else 0.0
             phrases.setdefault(stems[0], []).append(
                 [
                     list(stems),
@@ -397,6 +412,8 @@ def compile_rooms(
             builder.add_word(name, word, WEAK_WEIGHT)
         for phrase in _string_list(name, "phrases", body.get("phrases")):
             builder.add_phrase(name, phrase, PHRASE_WEIGHT)
+        for term in _string_list(name, "decisive", body.get("decisive")):
+            builder.add_phrase(name, term, DECISIVE_WEIGHT)  # a single word goes to add_word
     for raw_name in extra_room_names:
         name = str(raw_name).strip().lower()
         if name and name not in meta and tokenize(name).words:
@@ -412,9 +429,12 @@ def compile_rooms(
         w.lower() for w in _string_list("(top level)", "not_typos", spec.get("not_typos"))
     ]
     # (a word is skipped by the typo look-up only; as a keyword it still matches exactly)
-    false_friends = [
-        w.lower() for w in _string_list("(top level)", "false_friends", spec.get("false_friends"))
-    ]
+    false_friends = []
+    for entry in _string_list("(top level)", "false_friends", spec.get("false_friends")):
+        if len(tokenize(entry).words) > 1:
+            builder.add_false_friend_phrase(entry)
+        else:
+            false_friends.append(entry.lower())
     # partial lets instinct domains ("db", "k8s") resolve via aliases
     partial = builder.build(meta, real_words, false_friends)
     added = False
@@ -628,6 +648,20 @@ def classify_detail(text: str, rooms: CompiledRooms) -> list[RoomMatch]:
             if value > 0 and (room not in best or value > best[room].score):
                 best[room] = RoomMatch(room, value, tuple(matched[room]), room in leading)
     return sorted(best.values(), key=lambda m: _rank_key(m.room, m.score, rooms, m.lead))
+
+
+def false_friends_in(text: str, rooms: CompiledRooms) -> list[str]:
+    """The false friends of ``text`` (words and phrases of rooms.yaml's ``false_friends``), as
+    written in the prompt: what ``classify --explain`` shows when a keyword did not count."""
+    words = tokenize(_clip(text)).words
+    stems = [stem(w) for w in words]
+    found = {w for w in words if w in rooms.false_friends}
+    for i, first in enumerate(stems):
+        for phrase_stems, weights in rooms.phrases.get(first, ()):
+            n = len(phrase_stems)
+            if not weights and stems[i : i + n] == phrase_stems:
+                found.add(" ".join(words[i : i + n]))
+    return sorted(found)
 
 
 def injects(room: str, rooms: CompiledRooms) -> bool:

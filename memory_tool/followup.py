@@ -126,7 +126,9 @@ CLOSING_HINTS = (
 CLOSING_RE = LazyPattern(
     r"\b(thanks|thank\s+you|thx|tysm|ty|cheers|much\s+appreciated|appreciate\s+it|perfect"
     r"|awesome|amazing|brilliant|excellent|legend|you\s+rock|lgtm|well\s+done"
-    r"|(great|nice|good)\s+(work|job|stuff|one|catch)|looks\s+(good|great|right|fine)"
+    r"|(great|nice|good)\s+(work|job|stuff|one|catch)"
+    # not a comparison of places, which reports a bug ("overlaps on safari, looks fine in chrome")
+    r"|looks\s+(good|great|right|fine)(?!\s+(in|on|locally|when|with|until|at)\b)"
     r"|(that|it|this)\s+(worked|works|did\s+it|fixed\s+it|was\s+it)|fixed\s+it|works\s+now"
     r"|(working|works)\s+(now|again)|(green|passing|passes|pass)\s+now|ran\s+(fine|clean|ok)"
     r"|is\s+live|done\s+here|all\s+good|phew|makes\s+sense|going\s+with|calling\s+it\s+a\s+day"

@@ -28,6 +28,7 @@ from memory_tool.classify import (
     classify_detail,
     classify_entry,
     compile_rooms,
+    false_friends_in,
     instincts_for,
     load_instincts,
     mature_instincts,
@@ -540,6 +541,66 @@ def test_false_friends_match_no_room() -> None:
     assert scored.get("core-platform", 0) > 0  # (shared with cors' stem, so damped)
 
 
+def test_false_friend_phrases_consume_their_words() -> None:
+    # "rest of" is not REST: the phrase matches, credits no room, and its words are used up.
+    spec = {"rooms": {"api": {"keywords": ["rest"]}}}
+    assert top_room("throw like the rest of the codebase", compile_rooms(spec)) == "api"
+    guarded = compile_rooms({**spec, "false_friends": ["rest of"]})
+    assert top_room("throw like the rest of the codebase", guarded) is None
+    assert top_room("version the rest api", guarded) == "api"
+    assert "rest of" not in guarded.false_friends  # a phrase, not a word to skip everywhere
+    assert false_friends_in("the REST of it", guarded) == ["rest of"]
+    assert CompiledRooms.from_json(guarded.to_json()) == guarded
+    # A room that lists the phrase itself keeps it.
+    kept = compile_rooms(
+        {"rooms": {"api": {"keywords": ["rest"], "phrases": ["rest of"]}},
+         "false_friends": ["rest of"]}
+    )  # fmt: skip
+    assert top_room("the rest of it", kept) == "api"
+
+
+def test_decisive_terms_settle_the_room() -> None:
+    spec = {
+        "rooms": {
+            "performance": {"keywords": ["lru", "cache", "memoize"], "concern": True},
+            "general-programming": {"inject": False, "decisive": ["leetcode", "interview prep"]},
+        }
+    }
+    rooms = compile_rooms(spec)
+    assert top_room("add an lru cache in front of the pricing call", rooms) == "performance"
+    # However many room words an exercise carries, it is general programming: nothing injects.
+    assert classify("lru cache with memoize, leetcode style", rooms) == []
+    assert classify("implement an LRU cache for interview prep", rooms) == []
+    best = classify_detail("interview prep: lru cache", rooms)[0]
+    assert (best.room, best.terms) == ("general-programming", ("interview prep",))
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "implement an LRU cache in go for interview practice",  # an exercise, not perf work
+        "should we throw here? the rest of the module returns errors",  # not REST
+        "group an array of hashes by key in ruby",  # not password hashing
+        "C# nullable reference types warning CS8602",  # not a nullable column
+        "let's plan the plugin system before any code",  # "system" is no typo of systemd
+        "should i join the startup or stay",  # a company, not start-up time
+    ],
+)
+def test_round_five_words_in_another_sense_inject_nothing(
+    prompt: str, rooms: CompiledRooms
+) -> None:
+    assert top_room(prompt, rooms) is None
+
+
+def test_round_five_words_still_match_their_room(rooms: CompiledRooms) -> None:
+    assert top_room("add an LRU cache around get_exchange_rate", rooms) == "performance"
+    assert top_room("startup time of the cli went from 200ms to 1.4s", rooms) == "performance"
+    assert top_room("add a graphql mutation updateProfile", rooms) == "api"
+    assert top_room("write a migration adding a nullable column", rooms) == "database"
+    assert top_room("systemd unit keeps restarting the worker", rooms) == "deployment"
+    assert top_room("load the orders into the data warehouse nightly", rooms) == "data-pipeline"
+
+
 @pytest.mark.parametrize(
     "prompt",
     [
@@ -576,6 +637,9 @@ def test_classify_explain_names_the_false_friends_it_skipped() -> None:
     assert out.exit_code == 0, out.output
     assert "no room" in out.output
     assert "false_friends: cores, required" in out.output
+
+    out = CliRunner().invoke(main, ["classify", "--explain", "like the rest of the module"])
+    assert "false_friends: rest of" in out.output
 
 
 def test_shipped_false_friends_are_no_keywords() -> None:

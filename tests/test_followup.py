@@ -251,6 +251,7 @@ def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
         "its returning one giant session for user 4471, i think their timestamps arent sorted",
         "fixed. now lighthouse says LCP is 4.8s on mobile, probably the hero image, have a look",
         "thanks, that works. I want a status column with an enum type on orders next to it",
+        "sticky header overlaps the content on ios safari, looks fine in chrome",
     ],
 )
 def test_thanks_with_a_request_is_a_prompt_like_any_other(prompt: str) -> None:
@@ -259,16 +260,16 @@ def test_thanks_with_a_request_is_a_prompt_like_any_other(prompt: str) -> None:
 
 def test_no_labeled_prompt_with_a_room_reads_as_a_closing() -> None:
     # A closing brings nothing, so reading a real request as one loses its memories. The
-    # classifier sets we may read (not the held-out blind 5-10) hold 900 such prompts.
+    # classifier sets we may read (not the held-out blind 11 and 12) hold 1,580 such prompts.
     data = Path(__file__).parent / "data"
-    names = ["prompts", "prompts_blind", *(f"prompts_blind{n}" for n in (2, 3, 4)), "prompts_tune1"]
+    names = ["prompts", "prompts_blind", *(f"prompts_blind{n}" for n in range(2, 11))]
     rows = [
         json.loads(line)
-        for name in [*names, "prompts_tune2"]
+        for name in [*names, "prompts_tune1", "prompts_tune2"]
         for line in (data / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
     ]
     with_room = [r["prompt"] for r in rows if r["rooms"]]
-    assert len(with_room) == 900
+    assert len(with_room) == 1580
     assert [p for p in with_room if is_closing(p)] == []
 
 

@@ -32,7 +32,7 @@ def _footer(text: str) -> None:
 @domain_errors
 def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     """Which room(s) a prompt is about, with scores (nothing: no room recall)."""
-    from ..classify import ROOM_THRESHOLD, classify_detail, injectable
+    from ..classify import ROOM_THRESHOLD, classify_detail, false_friends_in, injectable
 
     compiled = compiled_rooms()
     text = " ".join(prompt)
@@ -55,11 +55,9 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
                 continue
             why = f"below {ROOM_THRESHOLD}" if m.score < ROOM_THRESHOLD else "background room"
             click.echo(f"({m.room}\t{m.score:.2f}\t{', '.join(m.terms)}: {why})")
-        from ..words import tokenize
-
         # Words that look like a keyword but were not read as one: the place to look when a
         # prompt misses its room, or to add a word when one fires a room it should not.
-        ignored = sorted({w for w in tokenize(text).words if w in compiled.false_friends})
+        ignored = false_friends_in(text, compiled)
         if ignored:
             click.echo(f"(not read as keywords, rooms.yaml false_friends: {', '.join(ignored)})")
 
