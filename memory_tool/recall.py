@@ -225,6 +225,7 @@ def search(
     project: str | None = None,
     rooms: list[str] | None = None,
     sessions: bool = True,
+    cold: bool = True,
     exclude: set[str] | frozenset[str] = frozenset(),
     fuzzy: bool = True,
     home_project: str | None = None,
@@ -254,6 +255,8 @@ def search(
         filter_params.append(project)
     if not sessions:
         filters.append("e.source != 'session'")
+    if not cold:
+        filters.append("e.source != 'cold'")
     if home_project is not None:  # other projects' own facts stay with their project
         filters.append("(e.source NOT IN ('claude', 'context') OR e.project = ?)")
         filter_params.append(home_project)
@@ -419,10 +422,11 @@ def room_recall(
 ) -> RecallResult:
     """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
     importance and recency, packed under ``budget``: full text for the best where it fits,
-    one line for the rest. No room above the threshold means nothing is injected, unless the
-    session's ``previous`` (room, time) carries over to a follow-up (followup.choose_rooms; ``now``
-    is the time to judge it by). ``cfg``: the configuration when the caller has it already (the
-    hook does)."""
+    one line for the rest. Cold summaries are no room's memories: a past session's log comes in
+    through the situations (resuming, a recurring bug) and deep search, not with every prompt.
+    No room above the threshold means nothing is injected, unless the session's ``previous``
+    (room, time) carries over to a follow-up (followup.choose_rooms; ``now`` is the time to
+    judge it by). ``cfg``: the configuration when the caller has it already (the hook does)."""
     from .classify import instincts_for
     from .config import load_config, today
     from .index import row_to_entry
@@ -450,6 +454,7 @@ def room_recall(
         limit=ROOM_FILL,
         rooms=names,
         sessions=False,
+        cold=False,
         exclude=skip,
         fuzzy=False,
         home_project=home,
@@ -459,7 +464,7 @@ def room_recall(
     ids = {e.id for e in matched}
     marks = ",".join("?" * len(names))
     rest_rows = idx.conn.execute(
-        f"SELECT * FROM entries WHERE room IN ({marks}) AND source != 'session' "
+        f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
         f"AND type != 'user' AND (source NOT IN ('claude', 'context') OR project = ?) "
         f"ORDER BY importance DESC, created DESC LIMIT ?",
         (*names, home, ROOM_FILL),

@@ -115,7 +115,10 @@ def room_classifier() -> Any:
                 state["rooms"] = None  # a broken rooms.yaml must not stop indexing; doctor says
         if state["rooms"] is None:
             return None
-        room: str | None = classify_entry(entry.name, entry.description, entry.body, state["rooms"])
+        # A cold summary's name is generated ("session-2026-11-30-ab12"): only what the session
+        # was about says which room it belongs to ("session" is an authentication word).
+        name = "" if entry.source == "cold" else entry.name
+        room: str | None = classify_entry(name, entry.description, entry.body, state["rooms"])
         return room
 
     return classify

@@ -108,6 +108,42 @@ def test_other_projects_facts_stay_with_their_project(project: Path, tmp_path: P
     assert "passkeys" in text and "SAML" not in text
 
 
+def test_cold_summaries_are_no_room_memories(project: Path, tmp_path: Path) -> None:
+    # A past session's log (this project's or another's) comes in through the situations
+    # (resuming, a recurring bug) and deep search, never with an ordinary new-task prompt.
+    seed(project)
+    for folder in (paths.state_root() / "cold" / paths.project_key(project),
+                   paths.state_root() / "cold" / "elsewhere"):  # fmt: skip
+        write_memory(
+            folder,
+            "2026-11-01-abc.md",
+            "Task: rotate the login refresh tokens. Decisions: refresh tokens rotate hourly.",
+            type_="project",
+            room="authentication",
+        )
+    with open_index() as idx:
+        idx.refresh(project)
+        assert len([h for h in search(idx, "refresh tokens rotate hourly") if
+                    h.entry.source == "cold"]) == 2  # fmt: skip
+    text, _ = prompt_context(payload(project, "fix the login bug, the refresh token expires"))
+    assert "RS256" in text
+    assert "hourly" not in text
+
+
+def test_a_cold_summary_gets_its_room_from_what_the_session_was_about(project: Path) -> None:
+    # Its name is generated ("session-<date>-<id>"), and "session" is an authentication word.
+    cold = paths.state_root() / "cold" / paths.project_key(project)
+    task = "fix the login redirect loop"
+    write_memory(cold, "2026-11-30-aa.md", "Task: (no task stated)\nResult: ok",
+                 title="session-2026-11-30-aa", description="session")  # fmt: skip
+    write_memory(cold, "2026-11-30-bb.md", f"Task: {task}\nResult: fixed",
+                 title="session-2026-11-30-bb", description=task)  # fmt: skip
+    with open_index() as idx:
+        idx.refresh(project)
+        rooms = dict(idx.conn.execute("SELECT name, room FROM entries WHERE source = 'cold'"))
+    assert rooms == {"session-2026-11-30-aa": "", "session-2026-11-30-bb": "authentication"}
+
+
 @pytest.mark.parametrize("seed_n", range(8))
 def test_l3_never_exceeds_its_budget_and_counts_exactly(project: Path, seed_n: int) -> None:
     rng = random.Random(seed_n)
