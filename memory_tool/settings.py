@@ -81,6 +81,41 @@ def _read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
     return text, data
 
 
+def _check_hooks_shape(path: Path, data: dict[str, Any]) -> None:
+    """Refuse (naming the key) a ``hooks`` value Claude Code's settings schema does not allow:
+    merging our handlers into it would mean guessing what the person meant."""
+
+    def wrong(key: str, expected: str, value: Any) -> SettingsError:
+        found = "null" if value is None else type(value).__name__
+        names = {"dict": "an object", "list": "a list", "str": "a string", "bool": "a boolean"}
+        found = names.get(found, "a number" if found in ("int", "float") else found)
+        return SettingsError(
+            f'{path}: "{key}" must be {expected}, not {found}; fix it by hand (see '
+            "https://docs.claude.com/en/docs/claude-code/hooks), nothing was changed."
+        )
+
+    if "hooks" not in data:
+        return
+    hooks = data["hooks"]
+    if not isinstance(hooks, dict):
+        raise wrong("hooks", "an object of event names to lists of hook groups", hooks)
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise wrong(f"hooks.{event}", 'a list of hook groups ({"hooks": [...]})', groups)
+        for i, group in enumerate(groups):
+            where = f"hooks.{event}[{i}]"
+            if not isinstance(group, dict):
+                raise wrong(where, 'a hook group object ({"hooks": [...]})', group)
+            handlers = group.get("hooks")
+            if not isinstance(handlers, list):
+                raise wrong(f"{where}.hooks", "a list of hook objects", handlers)
+            for j, handler in enumerate(handlers):
+                if not isinstance(handler, dict):
+                    raise wrong(
+                        f"{where}.hooks[{j}]", 'an object ({"type": "command", ...})', handler
+                    )
+
+
 def _is_ours(command: Any, ours: set[str]) -> bool:
     if not isinstance(command, str):
         return False
@@ -109,7 +144,12 @@ def _without_ours(data: dict[str, Any], ours: set[str]) -> dict[str, Any]:
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
                 kept_groups.append(group)
                 continue
-            handlers = [h for h in group["hooks"] if not _is_ours((h or {}).get("command"), ours)]
+            handlers = [
+                h
+                for h in group["hooks"]
+                # Not an object: not ours, kept as it is (uninstall never refuses to run).
+                if not (isinstance(h, dict) and _is_ours(h.get("command"), ours))
+            ]
             if handlers:
                 kept_groups.append({**group, "hooks": handlers})
             elif len(handlers) == len(group["hooks"]):
@@ -138,6 +178,7 @@ def _load_record() -> dict[str, Any]:
 def plan_install() -> InstallPlan:
     path = paths.settings_file()
     before, data = _read_settings(path)
+    _check_hooks_shape(path, data)
     record = _load_record()
     ours = set(record.get("commands", {}).values())
     commands = {event: hook_command(event) for event in HOOK_EVENTS if _shim_available(event)}

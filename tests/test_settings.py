@@ -121,3 +121,56 @@ def test_hook_commands_run_the_shims_without_site() -> None:
     for event in ("SessionStart", "UserPromptSubmit"):
         assert " -S " in plan.commands[event]
         assert plan.commands[event].endswith('.py"')
+
+
+# Valid JSON that Claude Code's settings schema does not allow, and the key a person must fix.
+MALFORMED_HOOKS = [
+    ('{"hooks": null}', '"hooks"'),
+    ('{"hooks": []}', '"hooks"'),
+    ('{"hooks": "Stop"}', '"hooks"'),
+    ('{"hooks": {"Stop": {"a": 1}}}', '"hooks.Stop"'),
+    ('{"hooks": {"SessionStart": null}}', '"hooks.SessionStart"'),
+    ('{"hooks": {"PreToolUse": [1]}}', '"hooks.PreToolUse[0]"'),
+    ('{"hooks": {"Stop": [{"hooks": 3}]}}', '"hooks.Stop[0].hooks"'),
+    ('{"hooks": {"Stop": [{"matcher": "x"}]}}', '"hooks.Stop[0].hooks"'),
+    ('{"hooks": {"Stop": [{"hooks": ["x"]}]}}', '"hooks.Stop[0].hooks[0]"'),
+]
+
+
+@pytest.mark.parametrize(("text", "key"), MALFORMED_HOOKS)
+def test_install_names_the_wrong_key_of_a_strange_settings_file_and_writes_nothing(
+    text: str, key: str
+) -> None:
+    path = write_settings(text)
+    result = CliRunner().invoke(main, ["install"])
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
+    assert result.output.startswith("Error: ") and key in result.output
+    assert "nothing was changed" in result.output
+    assert path.read_text() == text
+    assert sorted(p.name for p in paths.config_dir().rglob("*")) == ["settings.json"]
+    assert not settings.record_file().exists()
+
+
+@pytest.mark.parametrize(("text", "key"), MALFORMED_HOOKS)
+def test_uninstall_leaves_a_strange_settings_file_as_it_is(text: str, key: str) -> None:
+    path = write_settings(text)
+    result = CliRunner().invoke(main, ["uninstall"])
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == text
+
+
+def test_uninstall_removes_our_hooks_beside_a_strange_event() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    data = json.loads(path.read_text())
+    data["hooks"]["Notification"] = [{"hooks": ["not an object"]}, 7]
+    data["hooks"]["PostToolUse"] = {"matcher": "Bash"}
+    path.write_text(json.dumps(data, indent=2))
+    result = CliRunner().invoke(main, ["uninstall"])
+    assert result.exit_code == 0, result.output
+    after = json.loads(path.read_text())
+    assert "session_start.py" not in path.read_text()
+    assert after["hooks"]["Notification"] == [{"hooks": ["not an object"]}, 7]
+    assert after["hooks"]["PostToolUse"] == {"matcher": "Bash"}
+    assert after["hooks"]["SessionStart"] == json.loads(USER_SETTINGS)["hooks"]["SessionStart"]
