@@ -546,6 +546,8 @@ def test_fix_skips_a_file_changed_since_the_check(project: Path, mdir: Path) -> 
     assert not result.actions
     assert "changed since" in result.skipped[0]["reason"]
     assert "created:" not in undated.read_text()
+    # Nothing changed, so no backup folder either.
+    assert result.backup is None and not (paths.state_root() / "backups").exists()
 
 
 def test_line_tokens_is_exact_without_counting_each_number(project: Path) -> None:

@@ -259,3 +259,18 @@ def test_session_start_line_follows_memory_md_edits(project: Path, mdir: Path) -
     ]
     (mdir / "MEMORY.md").write_text("- [tests](feedback_tests.md) — Never skip the tests\n")
     assert hygiene_lines(hook_context(project)) == []
+
+
+def test_doctor_fix_that_changes_nothing_leaves_no_backup(
+    project: Path, mdir: Path, state: Path
+) -> None:
+    # Listed in MEMORY.md, and an empty `created:` that --fix cannot fill in by itself.
+    mem(mdir, "project_empty_date.md", "The deploy freeze starts Friday.", created=None)
+    path = mdir / "project_empty_date.md"
+    path.write_text(path.read_text().replace("---\n\n", "created:\n---\n\n", 1))
+    before = path.read_bytes()
+    for _ in range(2):
+        result = run("doctor", "--fix", "--cwd", str(project))
+        assert "backup: " not in result.output
+    assert path.read_bytes() == before
+    assert not (state / "backups").exists() or not list((state / "backups").iterdir())

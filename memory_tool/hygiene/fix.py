@@ -136,11 +136,15 @@ def fix(idx: Index, report: Report) -> FixResult:
         if f.check == "index_unlisted":
             unlisted[str(f.data["index"])].append(f)
     result = FixResult(None)
-    if not dates and not unlisted:
-        return result
-    backup = _new_backup_dir()
-    result.backup = backup
     manifest: list[dict[str, Any]] = []
+
+    def back_up(path: Path, action: str) -> None:
+        # The backup folder is made at the first change: a run that changes nothing (every
+        # file skipped) leaves no folder behind.
+        if result.backup is None:
+            result.backup = _new_backup_dir()
+        _backup(path, result.backup, manifest, action)
+
     try:
         for f in dates:
             path, date = Path(f.path), str(f.data["created"])
@@ -155,12 +159,12 @@ def fix(idx: Index, report: Report) -> FixResult:
             except (OSError, ValueError, LookupError) as exc:
                 result.skipped.append({"path": f.path, "reason": str(exc)})
                 continue
-            _backup(path, backup, manifest, f"add created: {date}")
+            back_up(path, f"add created: {date}")
             _replace_bytes(path, new, st)
             result.actions.append({"path": f.path, "action": f"added created: {date}"})
         for index_name, items in sorted(unlisted.items()):
             index_path = Path(index_name)
-            _backup(index_path, backup, manifest, f"append {len(items)} lines")
+            back_up(index_path, f"append {len(items)} lines")
             for f in items:
                 p = Path(f.path)
                 e = next((x for x in idx.query("path = ?", (f.path,))), None)
@@ -172,6 +176,7 @@ def fix(idx: Index, report: Report) -> FixResult:
             lines = f"{len(items)} line{'s' if len(items) != 1 else ''}"
             result.actions.append({"path": index_name, "action": f"appended {lines}"})
     finally:
-        manifest_path = backup / "manifest.json"
-        manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if result.backup is not None:
+            manifest_path = result.backup / "manifest.json"
+            manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return result
