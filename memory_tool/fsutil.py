@@ -58,6 +58,21 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """``atomic_write_text`` for exact bytes, created with ``mode`` (never wider than 0600)."""
+    ensure_dir(path.parent)
+    fd, tmp = _temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode & FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def create_exclusive(path: Path, text: str) -> bool:
     """Create ``path`` with ``text`` only if it does not exist; True when we created it.
 

@@ -1,8 +1,9 @@
 """Installing our hooks into Claude Code's ``settings.json`` and taking them out again.
 
-Install merges: every other setting and hook stays exactly as it was, a backup is written first,
-and installing twice changes nothing. Uninstall removes exactly the handlers we added; if nothing
-else changed in between, the file comes back byte for byte (or disappears if we created it).
+Install merges: every other setting and hook stays exactly as it was, an owner-only backup is
+written first, and installing twice changes nothing. Uninstall removes exactly the handlers we
+added; if nothing else changed in between, the file comes back byte for byte (or disappears if we
+created it). The backup goes too, unless it holds settings the file no longer has.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import base64
 import contextlib
 import hashlib
 import json
-import shutil
+import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 
 from . import paths
 from .errors import SettingsError
-from .fsutil import atomic_write_text
+from .fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text
 from .resources import hooks_dir, templates_dir
 
 # event -> (shim file, matcher, timeout seconds). The timeouts are ceilings for a stuck disk,
@@ -50,6 +52,26 @@ class InstallPlan:
 
 def record_file() -> Path:
     return paths.state_root() / "install.json"
+
+
+def backup_file(settings_path: Path) -> Path:
+    return settings_path.with_name(settings_path.name + ".memory-tool.bak")
+
+
+def _private_mode(path: Path) -> int:
+    """``path``'s permission bits cut to owner-only: settings.json can hold API keys (its
+    ``env`` block), so a copy of it is never readable by anyone else, whatever the original's."""
+    return stat.S_IMODE(path.stat().st_mode) & FILE_MODE
+
+
+def _write_backup(path: Path) -> None:
+    atomic_write_bytes(backup_file(path), path.read_bytes(), _private_mode(path))
+
+
+def _tighten(path: Path) -> None:
+    """A backup written by an older version was world-readable (0644): owner-only from now on."""
+    with contextlib.suppress(OSError):
+        os.chmod(path, _private_mode(path))
 
 
 def hook_command(event: str) -> str:
@@ -180,7 +202,7 @@ def plan_install() -> InstallPlan:
     before, data = _read_settings(path)
     _check_hooks_shape(path, data)
     record = _load_record()
-    ours = set(record.get("commands", {}).values())
+    ours = set(record.get("commands", {}).values()) | set(record.get("all_commands", []))
     commands = {event: hook_command(event) for event in HOOK_EVENTS if _shim_available(event)}
     merged = _without_ours(data, ours | set(commands.values()))
     hooks = merged.setdefault("hooks", {})
@@ -217,8 +239,13 @@ def install(dry_run: bool = False) -> InstallPlan:
     path = plan.settings_path
     if plan.changes:
         if plan.before is not None:
-            shutil.copyfile(path, path.with_name(path.name + ".memory-tool.bak"))
+            _write_backup(path)
         atomic_write_text(path, plan.after)
+    _tighten(backup_file(path))
+    # Every command we ever put in, so that uninstall recognises an older install's handlers
+    # (in settings.json or in the backup) as ours too.
+    installed = set(record.get("all_commands", [])) | set(record.get("commands", {}).values())
+    record["all_commands"] = sorted(installed | set(plan.commands.values()))
     if "original" not in record:
         original = plan.before
         record["original"] = (
@@ -251,12 +278,13 @@ class UninstallReport:
     restored_exact: bool
     removed_files: list[str]
     kept_files: list[str]
+    kept_backup: Path | None = None
 
 
 def uninstall() -> UninstallReport:
     path = paths.settings_file()
     record = _load_record()
-    ours = set(record.get("commands", {}).values())
+    ours = set(record.get("commands", {}).values()) | set(record.get("all_commands", []))
     before, data = _read_settings(path)
     cleaned = _without_ours(data, ours)
     removed = _count_handlers(data) - _count_handlers(cleaned)
@@ -279,13 +307,7 @@ def uninstall() -> UninstallReport:
             restored = True
         elif removed:
             atomic_write_text(path, _dump(cleaned))
-    backup = path.with_name(path.name + ".memory-tool.bak")
-    if restored and backup.exists():
-        # The backup only matters while our edit is in place; once the file is back byte for
-        # byte it is a leftover of ours.
-        with contextlib.suppress(OSError):
-            if original is None or backup.read_text(encoding="utf-8") == original:
-                backup.unlink()
+    kept_backup = _settle_backup(path, ours)
     removed_files, kept_files = [], []
     for target, sha in record.get("files", []):
         p = Path(target)
@@ -299,7 +321,27 @@ def uninstall() -> UninstallReport:
         except OSError:
             continue
     record_file().unlink(missing_ok=True)
-    return UninstallReport(path, removed, restored, removed_files, kept_files)
+    return UninstallReport(path, removed, restored, removed_files, kept_files, kept_backup)
+
+
+def _settle_backup(path: Path, ours: set[str]) -> Path | None:
+    """After uninstall: delete the backup when, our handlers taken out, it holds the settings
+    the file now holds (it is a leftover of ours); otherwise it has something the person may
+    want back: keep it, owner-only, and return its path so the CLI can say where it is."""
+    backup = backup_file(path)
+    if not backup.exists():
+        return None
+    try:
+        _, now = _read_settings(path)
+        _, saved = _read_settings(backup)
+    except SettingsError:
+        saved, now = {"unreadable": True}, {}
+    if _without_ours(saved, ours) == _without_ours(now, ours):
+        with contextlib.suppress(OSError):
+            backup.unlink()
+            return None
+    _tighten(backup)
+    return backup
 
 
 def _same(original: str, cleaned: dict[str, Any]) -> bool:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +177,73 @@ def test_uninstall_removes_our_hooks_beside_a_strange_event() -> None:
     assert after["hooks"]["Notification"] == [{"hooks": ["not an object"]}, 7]
     assert after["hooks"]["PostToolUse"] == {"matcher": "Bash"}
     assert after["hooks"]["SessionStart"] == json.loads(USER_SETTINGS)["hooks"]["SessionStart"]
+
+
+def backup_of(path: Path) -> Path:
+    return path.with_name("settings.json.memory-tool.bak")
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(("settings_mode", "backup_mode"), [(0o644, 0o600), (0o400, 0o400)])
+def test_the_settings_backup_is_readable_by_its_owner_only(
+    settings_mode: int, backup_mode: int
+) -> None:
+    # settings.json can hold API keys in its "env" block.
+    path = write_settings(USER_SETTINGS.replace('"model"', '"env": {"API_KEY": "k"}, "model"'))
+    os.chmod(path, settings_mode)
+    settings.install()
+    assert mode(backup_of(path)) == backup_mode
+    assert backup_of(path).read_bytes().startswith(b'{\n  "env": {"API_KEY": "k"}')
+
+
+def test_install_tightens_a_world_readable_backup_left_by_an_older_version() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    os.chmod(backup_of(path), 0o644)
+    assert not settings.install().changes
+    assert mode(backup_of(path)) == 0o600
+
+
+def test_uninstall_removes_a_backup_that_only_holds_our_older_hooks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Installed once from another checkout's Python, then again from this one: the backup of the
+    # second install holds the first one's hooks.
+    path = write_settings(USER_SETTINGS)
+    with monkeypatch.context() as m:
+        m.setattr(sys, "executable", "/elsewhere/.venv/bin/python")
+        settings.install()
+    settings.install()
+    assert "/elsewhere/" in backup_of(path).read_text()
+    result = CliRunner().invoke(main, ["uninstall"])
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == USER_SETTINGS
+    assert not backup_of(path).exists()
+    assert "bak" not in result.output
+
+
+def test_uninstall_keeps_a_backup_holding_settings_you_no_longer_have_and_says_where() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    data = json.loads(path.read_text())
+    del data["permissions"]  # changed by hand after install: the backup still has them
+    path.write_text(json.dumps(data, indent=2))
+    os.chmod(backup_of(path), 0o644)  # as an older version left it
+    result = CliRunner().invoke(main, ["uninstall"])
+    assert result.exit_code == 0, result.output
+    assert backup_of(path).read_text() == USER_SETTINGS
+    assert mode(backup_of(path)) == 0o600
+    assert f"kept {backup_of(path)}" in result.output
+
+
+def test_uninstall_keeps_the_backup_when_settings_json_is_gone() -> None:
+    path = write_settings(USER_SETTINGS)
+    settings.install()
+    path.unlink()
+    result = CliRunner().invoke(main, ["uninstall"])
+    assert result.exit_code == 0, result.output
+    assert backup_of(path).read_text() == USER_SETTINGS
+    assert f"kept {backup_of(path)}" in result.output

@@ -43,3 +43,9 @@ def uninstall() -> None:
         click.echo(f"  removed {f}")
     for f in report.kept_files:
         click.echo(f"  kept {f} (you changed it)")
+    if report.kept_backup is not None:
+        click.echo(
+            f"  kept {report.kept_backup}: settings.json as it was before memory-tool last "
+            "changed it, with settings your file no longer has; delete it when you do not "
+            "need them"
+        )
