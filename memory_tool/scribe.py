@@ -38,6 +38,7 @@ from typing import Any
 from . import digest, paths, tiers, tree
 from .config import load_config, today
 from .entry import Entry
+from .errors import MemoryToolError
 from .fsutil import atomic_write_text, file_lock
 from .hot import (
     hot_dir,
@@ -534,10 +535,20 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
 
 
 def state_from_transcript(path: Path, cwd: str | None = None) -> dict[str, Any]:
-    """A session state built from a whole transcript file (for `memory-tool scribe PATH`)."""
+    """A session state built from a whole transcript file (for `memory-tool scribe PATH`).
+
+    Writes nothing unless ``path`` is a Claude Code transcript with something in it to
+    summarise: any other file would leave a fake session behind that then passes for the
+    project's latest. A session the hooks already keep is returned as it is, never rewritten."""
     from .transcript import read_from
 
     first = read_from(path, 0).events
+    # Any JSON object line parses as an "other" event; a transcript has session lines.
+    if not any(e.session_id or e.kind != "other" for e in first):
+        raise MemoryToolError(
+            f"{path} is not a Claude Code transcript (no session lines in it); nothing was "
+            f"written. Transcripts are the .jsonl files under {paths.projects_dir()}."
+        )
     sid = next((e.session_id for e in first if e.session_id), "") or path.stem
     event_cwd = next((e.cwd for e in first if e.cwd), "")
     existing = load_state(sid)
@@ -546,8 +557,16 @@ def state_from_transcript(path: Path, cwd: str | None = None) -> dict[str, Any]:
     state = digest.new_state(sid, cwd or event_cwd or os.getcwd(), str(path))
     while digest.update_from_transcript(state):
         pass
+    if not _has_content(state):
+        raise MemoryToolError(
+            f"session {sid} ({path}) has nothing to summarise yet: no prompt, tool call or "
+            "answer in it; nothing was written."
+        )
     state["generation"] = 1
     with session_lock(sid):
+        existing = load_state(sid)  # the hooks may have started keeping it meanwhile
+        if existing is not None:
+            return existing
         write_hot_file(state)
         save_state(state)
     return state

@@ -288,3 +288,60 @@ def test_a_long_session_fills_toward_a_tenth_with_one_line_per_turn(
     # Both ends of the session survive the cap on kept turns.
     assert any(t.startswith("- Step 59:") for t in turns)
     assert len(turns) <= digest.KEEP_FIRST_TURNS + digest.KEEP_LAST_TURNS
+
+
+PASSWD = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+
+
+def _hot_files(state: Path) -> dict[str, bytes]:
+    folder = state / "hot"
+    return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.is_dir() else {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [PASSWD, "", '{"name": "pkg", "version": "1.0"}\n{"other": true}\n', "\x00\x01binary\n"],
+    ids=["passwd", "empty", "other-json-lines", "binary"],
+)
+def test_scribing_a_file_that_is_no_transcript_writes_nothing(
+    project: Path, state: Path, tmp_path: Path, text: str
+) -> None:
+    passwd = tmp_path / "passwd"
+    passwd.write_text(text)
+    runner = CliRunner()
+    result = runner.invoke(main, ["scribe", str(passwd), "--cwd", str(project)])
+    assert result.exit_code == 1
+    assert f"Error: {passwd} is not a Claude Code transcript" in result.output
+    assert "nothing was written" in result.output
+    assert _hot_files(state) == {}
+    assert not (state / "cold").exists() or not any((state / "cold").rglob("*.md"))
+    # No fake session became this project's latest.
+    for args in (["hot"], ["scribe"]):
+        later = runner.invoke(main, [*args, "--cwd", str(project)])
+        assert "passwd" not in later.output, later.output
+
+
+def test_a_transcript_with_nothing_to_summarise_writes_nothing(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "empty-session.jsonl"
+    line = {"type": "system", "sessionId": "12345678-0000-4000-8000-000000000000", "cwd": "/x"}
+    transcript.write_text(json.dumps(line) + "\n")
+    result = CliRunner().invoke(main, ["scribe", str(transcript), "--cwd", str(project)])
+    assert result.exit_code == 1
+    assert "has nothing to summarise yet" in result.output
+    assert _hot_files(state) == {}
+
+
+def test_a_file_that_is_no_transcript_never_touches_the_session_it_is_named_after(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    _summarise(project)
+    before = _hot_files(state)
+    assert f"{LONG_SID}.md" in before and f"{LONG_SID}.json" in before
+    impostor = tmp_path / f"{LONG_SID}.jsonl"
+    impostor.write_text(PASSWD)
+    result = CliRunner().invoke(main, ["scribe", str(impostor), "--cwd", str(project)])
+    assert result.exit_code == 1
+    assert "is not a Claude Code transcript" in result.output
+    assert _hot_files(state) == before
