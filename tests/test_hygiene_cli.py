@@ -265,12 +265,34 @@ def test_doctor_fix_that_changes_nothing_leaves_no_backup(
     project: Path, mdir: Path, state: Path
 ) -> None:
     # Listed in MEMORY.md, and an empty `created:` that --fix cannot fill in by itself.
-    mem(mdir, "project_empty_date.md", "The deploy freeze starts Friday.", created=None)
-    path = mdir / "project_empty_date.md"
-    path.write_text(path.read_text().replace("---\n\n", "created:\n---\n\n", 1))
+    path = mem(mdir, "project_empty_date.md", "The deploy freeze starts Friday.", created=None)
     before = path.read_bytes()
     for _ in range(2):
         result = run("doctor", "--fix", "--cwd", str(project))
         assert "backup: " not in result.output
     assert path.read_bytes() == before
     assert not (state / "backups").exists() or not list((state / "backups").iterdir())
+
+
+def test_doctor_offers_to_fix_only_what_fix_can_fix(project: Path, mdir: Path) -> None:
+    # `created: null`: the key is there without a value, which --fix leaves to a person.
+    mem(mdir, "project_empty_date.md", "The release train leaves on Tuesdays.", created=None)
+    noclose = mdir / "project_noclose.md"
+    noclose.write_text("---\nname: noclose\ntype: project\nThe deploy freeze starts Friday.\n")
+    with open(mdir / "MEMORY.md", "a", encoding="utf-8") as fh:
+        fh.write("- [noclose](project_noclose.md) — freeze\n")
+    write_memory(mdir, "project_undated.md", "Fixable: frontmatter without a date.")
+
+    first = run("doctor", "--fix", "--cwd", str(project))
+    assert "added created: " in first.output
+    assert "skipped" not in first.output  # nothing was offered that --fix cannot do
+    after = run("doctor", "--json", "--cwd", str(project))
+    findings = json.loads(after.output)["findings"]
+    assert not [f for f in findings if f.get("fixable")]
+    inferred = {Path(f["path"]).name: f for f in findings if f["check"] == "inferred_date"}
+    assert {"project_empty_date.md", "project_noclose.md"} <= set(inferred)
+    assert "add created: by hand" in inferred["project_empty_date.md"]["message"]
+    text = run("doctor", "--cwd", str(project)).output
+    assert "--fix` repairs" not in text
+    again = run("doctor", "--fix", "--cwd", str(project)).output
+    assert "skipped" not in again and "fix: nothing safe to repair" in again

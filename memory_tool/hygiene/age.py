@@ -59,7 +59,6 @@ def age_findings(entries: Sequence[Entry], day: dt.date, cfg: dict[str, Any]) ->
         # CONTEXT.md is the project's own document, not a memory file: its date is its mtime.
         if e.created_inferred and e.source != "context" and e.created:
             src = _inferred_from(e)
-            fixable = not e.error
             out.append(
                 Finding(
                     "inferred_date",
@@ -67,7 +66,9 @@ def age_findings(entries: Sequence[Entry], day: dt.date, cfg: dict[str, Any]) ->
                     f"no created date: {e.created} inferred from {src}",
                     e.id,
                     e.path,
-                    {"created": e.created, "inferred_from": src, "fixable": fixable},
+                    # "fixable" is decided by doctor with the check --fix runs (it reads the
+                    # file and YAML, which the SessionStart line must not).
+                    {"created": e.created, "inferred_from": src},
                 )
             )
     return out

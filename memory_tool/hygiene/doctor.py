@@ -12,6 +12,7 @@ from ..index import Index
 from .always_load import always_load_findings
 from .drift import link_findings
 from .duplicates import duplicate_findings
+from .fix import mark_fixable
 from .memory_index import IndexFolder
 from .report import Report, sorted_findings
 from .roots import discover_roots, remember_root
@@ -41,6 +42,7 @@ def diagnose(
     folders = [IndexFolder(f.path, True) for f in claude]
     folders += [IndexFolder(f.path, False) for f in tree.palace_folders()]
     findings = base_findings(entries, roots, folders, day, cfg)
+    mark_fixable(findings)
     findings += link_findings(entries, entries)
     if duplicates:
         findings += duplicate_findings(entries)

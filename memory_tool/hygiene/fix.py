@@ -123,6 +123,26 @@ def _only_created_added(old: bytes, new: bytes, date: str) -> bool:
     return str(created) == date and meta_a == meta_b and a.content == b.content
 
 
+def can_add_created(path: str | Path, date: str) -> bool:
+    """Whether ``fix`` can write ``created: DATE`` into this file: the very check it runs."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return False
+    return insert_created(raw, date) is not None
+
+
+def mark_fixable(findings: list[Finding]) -> None:
+    """Mark each inferred date fixable exactly when ``fix`` can write it (same check), and say
+    so when it cannot: a report must not promise a repair that --fix will skip every time."""
+    for f in findings:
+        if f.check != "inferred_date":
+            continue
+        f.data["fixable"] = can_add_created(f.path, str(f.data["created"]))
+        if not f.data["fixable"]:
+            f.message += " (--fix cannot extend this frontmatter safely: add created: by hand)"
+
+
 def fix(idx: Index, report: Report) -> FixResult:
     """Safe, reversible repairs, each file backed up first under ``<state>/backups/<time>/``:
     write inferred ``created`` dates into frontmatter, and append missing ``MEMORY.md`` lines.
