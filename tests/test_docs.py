@@ -4,12 +4,15 @@ the two commands it promises exist and are what CI runs."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import click
 import pytest
-from helpers import REPO
+from helpers import REPO, run_hook, start_payload
+from test_tiers_support import LONG_SID, hook_json, install_transcript, payload
 
 from memory_tool.cli import main
+from memory_tool.handoff import marker_path
 
 README = (REPO / "README.md").read_text()
 
@@ -44,3 +47,25 @@ def test_config_template_documents_every_default() -> None:
 
     template = yaml.safe_load((REPO / "templates" / "config.yaml").read_text())
     assert set(template) == set(DEFAULTS)
+
+
+def test_the_readme_describes_each_hooks_output_as_the_real_hooks_print_it(
+    project: Path, state: Path
+) -> None:
+    start = hook_json(run_hook("SessionStart", start_payload(project)).stdout)
+    assert start is not None and start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    # Claude Code's Stop format has no hookSpecificOutput, so no hookEventName: a block is a
+    # decision and a reason; handoff.mode remind is a systemMessage.
+    transcript = install_transcript("tiers_long", project)
+    stop = payload("Stop", "tiers_long", project, transcript)
+    block = hook_json(run_hook("Stop", stop).stdout)
+    assert block is not None and sorted(block) == ["decision", "reason"]
+    marker_path(LONG_SID).unlink()  # asked once per session: ask again, in the other mode
+    (state / "config.yaml").write_text("handoff:\n  mode: remind\n")
+    remind = hook_json(run_hook("Stop", stop).stdout)
+    assert remind is not None and sorted(remind) == ["systemMessage"]
+    reliability = " ".join(README.split("## Reliability\n")[1].split("\n## ")[0].split())
+    claims = [c for c in re.split(r"(?<=\.) |\|", reliability) if "hookEventName" in c]
+    assert claims and '`{"systemMessage": …}`' in claims[0]
+    for claim in claims:  # wherever hookEventName is promised, Stop's format is stated too
+        assert "`decision`" in claim or '"decision"' in claim, claim
