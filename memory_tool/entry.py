@@ -139,20 +139,135 @@ def _as_importance(value: Any) -> int:
         return 3
 
 
+# A frontmatter fence: a line of three or more dashes (python-frontmatter's boundary).
+_FENCE = re.compile(r"-{3,}[ \t]*\r?")
+# A top-level ``key:`` line of YAML frontmatter.
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
+# Keys a memory's frontmatter holds (Claude Code's and ours). In a block whose closing '---' is
+# missing, the leading lines with these keys are frontmatter and the first other line starts the
+# memory's text ("Note: ..." is prose, not a key).
+FRONTMATTER_KEYS = frozenset(
+    (
+        "name description type metadata created updated modified tags room importance always "
+        "expires id originSessionId"
+    ).split()
+)
+_YAML_HOW = (
+    "fix the YAML between the --- lines "
+    "(quote a value that holds ': ' or starts with [ { & * ! | > ' \" % @ or `)"
+)
+_UNCLOSED_HOW = "add a line holding only --- after the last frontmatter line"
+
+
 def _split_frontmatter(text: str) -> tuple[dict[str, Any], str, str]:
-    """(metadata, body, error). Broken frontmatter keeps the whole text as the body."""
+    """(metadata, body, error). Broken frontmatter is never part of the body: the body is the text
+    after the block, the metadata what can be salvaged from it, the error says where and how."""
     import frontmatter
     import yaml
 
     try:
         post = frontmatter.loads(text)
     except (yaml.YAMLError, ValueError, TypeError) as exc:
+        return _broken_frontmatter(text, exc)
+    meta = post.metadata if isinstance(post.metadata, dict) else {}
+    if not meta and text.lstrip().startswith("---"):
+        # python-frontmatter reads a block that never closes as no frontmatter at all.
+        fences = _fences(text.split("\n"))
+        if fences is not None and fences[1] is None:
+            return _broken_frontmatter(text, None)
+    return dict(meta), post.content, ""
+
+
+def _fences(lines: list[str]) -> tuple[int, int | None] | None:
+    """(opening, closing or None) line indexes of a YAML frontmatter block; None without one."""
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None or not _FENCE.fullmatch(lines[start]):
+        return None
+    close = next((i for i in range(start + 1, len(lines)) if _FENCE.fullmatch(lines[i])), None)
+    return start, close
+
+
+def _broken_frontmatter(text: str, exc: Exception | None) -> tuple[dict[str, Any], str, str]:
+    lines = text.split("\n")
+    fences = _fences(lines)
+    if fences is None:  # not a YAML block (another format python-frontmatter reads)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, text, f"broken frontmatter: {first}"
-    meta = post.metadata if isinstance(post.metadata, dict) else {}
-    if text.lstrip().startswith("---") and not meta and post.content == text:
-        return {}, text, "broken frontmatter: no closing '---'"
-    return dict(meta), post.content, ""
+    start, close = fences
+    if close is None:
+        end = _header_end(lines, start + 1)
+        meta, _ = _salvage(lines[start + 1 : end], start + 2)
+        body = "\n".join(lines[end:]).strip()
+        error = f"opened with --- on line {start + 1} but never closed: {_UNCLOSED_HOW}"
+        return meta, body, f"broken frontmatter: {error}"
+    block = lines[start + 1 : close]
+    meta, first_bad = _salvage(block, start + 2)
+    body = "\n".join(lines[close + 1 :]).strip()
+    where = _yaml_error(block, start + 2) or first_bad
+    if not where:
+        where = str(exc).splitlines()[0] if exc is not None and str(exc) else "unreadable YAML"
+    return meta, body, f"broken frontmatter: {where}: {_YAML_HOW}"
+
+
+def _header_end(lines: list[str], first: int) -> int:
+    """Where the text starts in a block that never closes: after the leading frontmatter keys
+    (and the indented or '- ' lines under a key without a value, like ``metadata:``)."""
+    n, nested = first, False
+    while n < len(lines):
+        line = lines[n]
+        match = _KEY_LINE.match(line)
+        if match and match.group(1) in FRONTMATTER_KEYS:
+            nested = not line[match.end() :].strip()
+        elif not (nested and line.strip() and (line[0] in " \t" or line.startswith("- "))):
+            break
+        n += 1
+    return n
+
+
+def _salvage(block: list[str], first_line: int) -> tuple[dict[str, Any], str]:
+    """The keys of a broken block that parse on their own (each top-level key with the lines
+    under it), and where the first one that does not is (``line N: problem``)."""
+    import yaml
+
+    chunks: list[tuple[int, list[str]]] = []
+    for i, line in enumerate(block):
+        if _KEY_LINE.match(line):
+            chunks.append((i, [line]))
+        elif chunks:
+            chunks[-1][1].append(line)
+    meta: dict[str, Any] = {}
+    first_bad = ""
+    for i, chunk in chunks:
+        try:
+            value = yaml.safe_load("\n".join(chunk))
+        except (yaml.YAMLError, ValueError, TypeError) as exc:
+            if not first_bad:
+                first_bad = f"line {first_line + i}: {str(exc).splitlines()[0]}"
+            continue
+        if isinstance(value, dict):
+            meta.update(value)
+    return meta, first_bad
+
+
+def _yaml_error(block: list[str], first_line: int) -> str:
+    """``line N: <context>, <problem> on line M`` for the YAML error in ``block`` (whose first
+    line is file line ``first_line``), or "" when YAML gives no position."""
+    import yaml
+
+    try:
+        yaml.safe_load("\n".join(block))
+    except yaml.MarkedYAMLError as exc:
+        mark, problem = exc.problem_mark, exc.problem or ""
+        if mark is None:
+            return ""
+        at = first_line + mark.line
+        if exc.context and exc.context_mark is not None:
+            ctx = first_line + exc.context_mark.line
+            return f"line {ctx}: {exc.context}, {problem} on line {at}"
+        return f"line {at}: {problem}"
+    except (yaml.YAMLError, ValueError, TypeError):
+        return ""
+    return ""
 
 
 # Frontmatter values that can stand for text. A list or mapping where text belongs is malformed,

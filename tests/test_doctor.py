@@ -15,7 +15,7 @@ from helpers import write_memory
 from memory_tool import paths
 from memory_tool.hygiene.doctor import diagnose
 from memory_tool.hygiene.fix import fix, insert_created
-from memory_tool.hygiene.report import LABELS, NOTE, Finding, Report
+from memory_tool.hygiene.report import LABELS, NOTE, PROBLEM, Finding, Report
 from memory_tool.hygiene.wake_line import (
     WAKE_PREFIX,
     WAKE_SUFFIX,
@@ -157,6 +157,39 @@ def test_broken_and_missing_frontmatter(project: Path, mdir: Path) -> None:
     assert found["project_broken.md"].message.startswith("broken frontmatter")
     assert found["project_bare.md"].message.startswith("no frontmatter")
     assert report.counts()["frontmatter"] == 2
+
+
+def test_broken_frontmatter_says_where_and_how_to_fix_it(project: Path, mdir: Path) -> None:
+    mdir.mkdir(parents=True)
+    broken = mdir / "feedback_broken.md"
+    broken.write_text(
+        "---\nname: broken\ndescription: [unclosed\nmetadata:\n  type: feedback\n---\n"
+        "Always use the staging database for migrations.\n"
+    )
+    noclose = mdir / "project_noclose.md"
+    noclose.write_text("---\nname: noclose\ntype: project\nThe deploy freeze starts Friday.\n")
+    before = {p: p.read_bytes() for p in (broken, noclose)}
+    report = report_for(project)
+    found = {Path(f.path).name: f for f in checks(report, "frontmatter")}
+    assert set(found) == {"feedback_broken.md", "project_noclose.md"}
+    assert all(f.level == PROBLEM for f in found.values())
+    yaml_error = found["feedback_broken.md"].message
+    # The YAML error, the line it is on (line 3 holds the unclosed '['), and how to fix it.
+    assert yaml_error.startswith("broken frontmatter: line 3: while parsing a flow sequence")
+    assert "line 4" in yaml_error and "quote" in yaml_error
+    unclosed = found["project_noclose.md"].message
+    assert "opened with --- on line 1 but never closed" in unclosed
+    assert "add a line holding only ---" in unclosed
+    with open_index() as idx:
+        entries = {Path(e.path).name: e for e in idx.query()}
+    assert entries["feedback_broken.md"].body == "Always use the staging database for migrations."
+    assert entries["project_noclose.md"].body == "The deploy freeze starts Friday."
+    assert (entries["project_noclose.md"].name, entries["project_noclose.md"].type) == (
+        "noclose",
+        "project",
+    )
+    # Files are the truth: doctor reads them, never rewrites them.
+    assert {p: p.read_bytes() for p in before} == before
 
 
 def test_a_plain_palace_note_without_frontmatter_is_only_a_note(project: Path) -> None:

@@ -204,3 +204,29 @@ def test_memory_text_cannot_close_the_fence(project: Path) -> None:
     text = brief_for(project).text
     assert text.count("</memory-context>") == 1
     assert text.count("<memory-context>") == 1
+
+
+def test_broken_frontmatter_never_reaches_the_brief_as_text(project: Path) -> None:
+    d = paths.project_memory_dir(project)
+    d.mkdir(parents=True)
+    (d / "feedback_broken.md").write_text(
+        "---\nname: broken\ndescription: [unclosed\nmetadata:\n  type: feedback\n---\n"
+        "Always use the staging database for migrations.\n"
+    )
+    (d / "project_noclose.md").write_text(
+        "---\nname: noclose\ntype: project\nThe deploy freeze starts Friday.\n"
+    )
+    brief = brief_for(project)
+    text = brief.text
+    assert "Always use the staging database for migrations." in text
+    assert "The deploy freeze starts Friday." in text
+    lines = [line for line in text.splitlines() if line.startswith("- [")]
+    assert len(lines) == 2
+    for raw in ("---", "name:", "description:", "[unclosed", "metadata:", "type:"):
+        assert not [line for line in lines if raw in line], raw
+    # What the broken files still say clearly is kept: names and types.
+    picked = {Path(e.path).name: e for e in brief.layers["L2"].picked}
+    assert picked["feedback_broken.md"].name == "broken"
+    assert picked["feedback_broken.md"].type == "feedback"
+    assert picked["project_noclose.md"].name == "noclose"
+    assert "Recap of the rules that matter most: broken" in text
