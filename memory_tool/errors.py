@@ -16,6 +16,16 @@ class UnknownIdError(MemoryToolError):
         self.entry_id = entry_id
 
 
+class DeletedMemoryError(UnknownIdError):
+    def __init__(self, entry_id: str, path: str) -> None:
+        MemoryToolError.__init__(
+            self,
+            f"memory {entry_id!r} is gone: its file {path} was deleted (the index no longer "
+            "lists it). Find others with `memory-tool search QUERY`.",
+        )
+        self.entry_id = entry_id
+
+
 class InvalidIdError(MemoryToolError):
     def __init__(self, entry_id: str) -> None:
         super().__init__(

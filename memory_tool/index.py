@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import paths, tree
-from .errors import IndexCorruptError, InvalidIdError, UnknownIdError
+from .errors import DeletedMemoryError, IndexCorruptError, InvalidIdError, UnknownIdError
 from .fsutil import DIR_MODE, FILE_MODE, ensure_dir
 from .migrations import apply_migrations
 from .record import field, record
@@ -213,6 +213,24 @@ class Index:
         if row is None:
             raise UnknownIdError(entry_id)
         return row_to_entry(row)
+
+    def get_current(self, entry_id: str) -> Entry:
+        """``get``, as the file is now (``current``): an edited file is read again; a deleted
+        one raises DeletedMemoryError instead of showing text that no longer exists."""
+        entry = self.get(entry_id)
+        fresh = self.current([entry])
+        if not fresh:
+            raise DeletedMemoryError(entry_id, entry.path)
+        return fresh[0]
+
+    def ensure_built(self, cwd: str | Path | None = None) -> bool:
+        """Build the index from the files if it never was (deleted, or a new state root): the
+        index is derived and safe to delete, so a command must not answer "no memories" from
+        an empty one. True when it built."""
+        if self.meta("last_full_refresh"):
+            return False
+        self.refresh(cwd)
+        return True
 
     def query(self, where: str = "1", params: Sequence[Any] = ()) -> list[Entry]:
         sql = f"SELECT * FROM entries WHERE {where} ORDER BY id"
@@ -432,6 +450,88 @@ class Index:
         self._record_dirs(full_scan)
         return stats
 
+    def refresh_changed_folders(self, cwd: str | Path) -> RefreshStats:
+        """The refresh every prompt can afford: the palace's folders and this project's memory
+        folder are stat'ed (about 20 calls), and only a folder whose listing changed (a file
+        added, deleted, or saved by an editor's rename) is scanned again. A hand-written note in
+        rooms/auth/ is recalled on the next prompt, not after the next full refresh. Edits in
+        place are checked where it matters, on the entries about to be shown (``current``).
+        Does nothing on an index that was never built: a full build is no job for a hook."""
+        if not self.meta("last_full_refresh"):
+            return RefreshStats()
+        folders = tree.palace_folders() + [tree.claude_folder_for(paths.project_key(cwd))]
+        known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
+        stale: list[tree.Folder] = []
+        for f in folders:
+            mtime = tree.dir_mtime(f.path)
+            if mtime is not None and known.get(str(f.path)) != mtime:
+                stale.append(f)
+        # A palace folder deleted as a whole (rm -r rooms/old): its memories go with it.
+        palace = str(paths.state_root()) + os.sep
+        listed = {str(f.path) for f in folders}
+        gone = [d for d in known if d.startswith(palace) and d not in listed]
+        gone = [d for d in gone if not os.path.isdir(d)]
+        if not stale and not gone:
+            return RefreshStats()
+        # Listing times are recorded before the scan: a file added meanwhile changes the folder
+        # again and is picked up next time, never lost.
+        self._record_dirs(stale)
+        found: dict[str, tuple[int, int, tree.Folder]] = {}
+        removable: list[str] = []
+        for folder in stale + [tree.Folder(Path(d), "room") for d in gone]:
+            removable += self._paths_under(str(folder.path) + os.sep)
+            if str(folder.path) in listed:
+                for p, mtime, size in tree.scan(folder):
+                    found[str(p)] = (mtime, size, folder)
+        if gone:
+            gone_json = json.dumps(gone)
+            self.conn.execute(
+                "DELETE FROM dirs WHERE path IN (SELECT value FROM json_each(?))", (gone_json,)
+            )
+        wanted = sorted(set(found) | set(removable))
+        stored = self._stored("path IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
+        return self._sync(found, stored, [p for p in removable if p in stored])
+
+    def _paths_under(self, prefix: str) -> list[str]:
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT path FROM entries WHERE path >= ? AND path < ?", _prefix_range(prefix)
+            )
+        ]
+
+    def current(self, entries: Iterable[Entry]) -> list[Entry]:
+        """``entries`` as their files are now: one stat each; a file edited since it was indexed
+        is read again, a deleted one is dropped from the index and from the result. What a hook
+        injects or `get` prints is never an old version of a file (files are the truth)."""
+        out: list[Entry] = []
+        folders: dict[str, tree.Folder] | None = None
+        for e in entries:
+            if e.source == "session" or not e.path:
+                out.append(e)
+                continue
+            try:
+                st = os.stat(e.path)
+            except OSError:
+                self._write([], [e.path])
+                continue
+            if (st.st_mtime_ns, st.st_size) == (e.mtime_ns, e.size):
+                out.append(e)
+                continue
+            if folders is None:
+                folders = {str(f.path): f for f in tree.all_folders()}
+            folder = _folder_of(e.path, folders)
+            if folder is None and e.source == "context":
+                folder = tree.Folder(
+                    Path(e.path).parent, "context", project=e.project, default_type="project"
+                )
+            if folder is None:
+                out.append(e)  # not under a known folder any more: the full refresh decides
+                continue
+            self._write(self._parse([(Path(e.path), st.st_mtime_ns, st.st_size, folder)]), [])
+            out.append(self.get_by_path(e.path))
+        return out
+
     def _add_context_files(
         self,
         found: dict[str, tuple[int, int, tree.Folder]],
@@ -462,7 +562,7 @@ class Index:
 
     def _record_dirs(self, folders: Iterable[tree.Folder]) -> None:
         known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
-        rows = [(str(f.path), tree.dir_mtime(f.path)) for f in folders if f.source == "claude"]
+        rows = [(str(f.path), tree.dir_mtime(f.path)) for f in folders]
         rows = [r for r in rows if known.get(r[0]) != r[1]]  # write only what changed
         if rows:
             self.conn.executemany("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", rows)

@@ -471,6 +471,8 @@ def room_recall(
     ).fetchall()
     rest = [row_to_entry(r) for r in rest_rows if r["id"] not in ids and r["id"] not in skip]
     ranked = matched + rank(rest, today(), cfg if cfg is not None else load_config())
+    # As the files are now: an edited memory is shown as edited, a deleted one not at all.
+    ranked = [e for e in idx.current(ranked) if e.room in names]
     instinct_lines: list[str] = []
     try:
         from .classify import load_instincts
@@ -537,7 +539,7 @@ def deep_recall(
             return []
         return [heading] + [Unit(e.summary, e.summary_tokens) for e in picked]
 
-    entries = [h.entry for h in hits]
+    entries = idx.current(h.entry for h in hits)  # no old version of an edited file
     layer = pack("L4", entries, budget, limit, max_chars, render)
     result.units, result.picked, result.omitted = layer.units, layer.picked, layer.omitted
     return result

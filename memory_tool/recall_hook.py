@@ -55,6 +55,12 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     body: list[Unit] = []
     idx = open_index()
     try:
+        try:
+            # A note written since the last refresh (by hand, or by Claude mid-session) is
+            # recalled now; a folder that did not change costs one stat.
+            idx.refresh_changed_folders(cwd)
+        except Exception as exc:  # noqa: BLE001 - a failed look at the folders must not cost
+            hooks.log_error("UserPromptSubmit (folder refresh)", exc)  # the recall
         if recall_cfg.get("enabled", True):
             l3 = room_recall(
                 idx,

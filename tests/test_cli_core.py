@@ -164,3 +164,37 @@ def test_an_invalid_config_falls_back_to_defaults_and_says_so(project: Path) -> 
     result = CliRunner().invoke(main, ["wake", "--cwd", str(project)])
     assert result.exit_code == 0 and "Still loaded." in result.output
     assert "config.yaml" in paths.log_file().read_text()
+
+
+def test_get_peek_and_show_read_the_file_as_it_is_now(project: Path) -> None:
+    cli("index")  # as after install
+    entry_id = cli(
+        "add", "--room", "database", "Use bigserial for primary keys in Postgres."
+    ).split()[1]
+    path = Path(json.loads(cli("get", entry_id, "--json"))[0]["path"])
+    path.write_text(path.read_text().replace("bigserial", "UUIDv7"))
+    assert "UUIDv7" in cli("get", entry_id) and "bigserial" not in cli("get", entry_id)
+    assert "UUIDv7" in cli("show", entry_id)
+    text = path.read_text()
+    for command in ("get", "peek", "show"):
+        path.unlink()
+        result = CliRunner().invoke(main, [command, entry_id])
+        assert result.exit_code == 1
+        assert "was deleted" in result.output and str(path) in result.output
+        assert entry_id not in cli("list")  # the index forgot it
+        path.write_text(text)
+        cli("index")
+
+
+def test_a_deleted_index_is_rebuilt_not_read_as_empty(project: Path) -> None:
+    entry_id = cli(
+        "add", "--room", "database", "Use bigserial for primary keys in Postgres."
+    ).split()[1]
+    for db in paths.state_root().glob("index.db*"):
+        db.unlink()
+    assert entry_id in cli("list")
+    for db in paths.state_root().glob("index.db*"):
+        db.unlink()
+    result = CliRunner().invoke(main, ["get", entry_id])
+    assert result.exit_code == 0 and "bigserial" in result.output
+    assert "built it from the memory files" in result.output  # (stderr, mixed in by CliRunner)

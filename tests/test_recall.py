@@ -353,3 +353,64 @@ def test_past_hints_never_hide_a_match() -> None:
     ]
     for p in prompts:
         assert is_past_question(p) == bool(PAST_RE.search(p)), p
+
+
+# --- files are the truth: what changed since the last refresh -----------------------------------
+
+
+def built(project: Path) -> None:
+    seed(project)
+    with open_index() as idx:
+        idx.refresh(project)
+
+
+def test_a_note_written_after_the_last_refresh_is_recalled_on_the_next_prompt(
+    project: Path,
+) -> None:
+    # By hand, or by Claude mid-session: no `memory-tool index`, no new session in between.
+    built(project)
+    write_memory(
+        room("authentication"), "saml.md", "SAML login goes through Okta; the ACS URL is /sso/acs."
+    )
+    text, _ = prompt_context(payload(project, "SAML login with okta fails with 401"))
+    assert "ACS URL is /sso/acs" in text
+    # A new room folder too.
+    write_memory(
+        room("billing"), "stripe.md", "Stripe webhooks are verified with the signing secret."
+    )
+    with open_index() as idx:
+        idx.refresh_changed_folders(project)
+        assert [e.room for e in idx.query("name = 'stripe'")] == ["billing"]
+
+
+def test_an_edited_memory_is_injected_as_edited_and_a_deleted_one_not_at_all(
+    project: Path,
+) -> None:
+    built(project)
+    jwt = room("authentication") / "jwt.md"
+    jwt.write_text(jwt.read_text().replace("RS256", "EdDSA"))  # in place: the folder is unchanged
+    (room("authentication") / "oauth.md").unlink()
+    text, _ = prompt_context(payload(project, "fix the login bug, the refresh token expires"))
+    assert "EdDSA" in text and "RS256" not in text
+    assert "OAuth callback" not in text
+    with open_index() as idx:
+        assert idx.query("name = 'oauth'") == []  # and the index forgot it
+
+
+def test_a_deleted_room_folder_takes_its_memories_with_it(project: Path) -> None:
+    built(project)
+    import shutil
+
+    shutil.rmtree(room("deployment"))
+    with open_index() as idx:
+        stats = idx.refresh_changed_folders(project)
+        assert [Path(p).name for p in stats.removed] == ["freeze.md"]
+        assert idx.query("room = 'deployment'") == []
+
+
+def test_the_prompt_hook_does_not_build_an_index_that_never_was(project: Path) -> None:
+    # A full build is no job for a hook (thousands of files to parse within its timeout).
+    seed(project)
+    with open_index() as idx:
+        assert not idx.refresh_changed_folders(project).touched
+        assert idx.count() == 0

@@ -39,6 +39,25 @@ def domain_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def checked_ids(ids: tuple[str, ...]) -> list[str]:
+    """The ids, each checked to look like one: an id is looked up in the index, never joined
+    into a path, and a malformed one is refused before anything is opened."""
+    from ..entry import ID_RE, USER_ID_RE
+    from ..errors import InvalidIdError
+
+    for entry_id in ids:
+        if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)) or entry_id in (".", ".."):
+            raise InvalidIdError(entry_id)
+    return list(ids)
+
+
+def ensure_built(idx: Any) -> None:
+    """Build an index that never was (deleted, or a new state root) before answering from it,
+    and say so on stderr: the index is derived, so deleting it must not look like data loss."""
+    if idx.ensure_built():
+        click.echo("(the index was missing or new: built it from the memory files)", err=True)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memory-tool")
 def main() -> None:

@@ -13,7 +13,7 @@ from ..index import open_index
 from ..layers import dedupe, l1_candidates, l2_candidates, rank
 from ..palace import WRITABLE_TYPES, add_memory, init_palace
 from ..wake import build_brief
-from . import domain_errors, main
+from . import checked_ids, domain_errors, ensure_built, main
 from .options import cwd_option, json_option
 
 
@@ -106,6 +106,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             )
             entries = dedupe(rank(pool, today(), cfg))
         else:
+            idx.refresh(cwd, sessions=False)  # files are the truth: list what is there now
             entries = idx.query()
             chosen = set()
     if type_:
@@ -130,8 +131,10 @@ def show(entry_id: str) -> None:
     """Show one memory in full, with the file it comes from."""
     from ..entry import full_text
 
+    checked_ids((entry_id,))  # a bad id is refused before anything is opened or built
     with open_index() as idx:
-        e = idx.get(entry_id)
+        ensure_built(idx)
+        e = idx.get_current(entry_id)
     click.echo(full_text(e), nl=False)
     click.echo(f"file: {e.path}")
     if e.error:

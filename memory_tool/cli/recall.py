@@ -11,12 +11,12 @@ from typing import Any
 import click
 
 from .. import paths, tokens
-from ..entry import ID_RE, USER_ID_RE, full_text
-from ..errors import InvalidIdError, MemoryToolError
+from ..entry import full_text
+from ..errors import MemoryToolError
 from ..index import open_index
 from ..recall import Hit, search
 from ..rooms import compiled_rooms
-from . import domain_errors, main
+from . import checked_ids, domain_errors, ensure_built, main
 from .options import json_option
 
 
@@ -161,21 +161,16 @@ def _semantic_ready(idx: Any) -> bool:
     return True
 
 
-def _checked(ids: tuple[str, ...]) -> list[str]:
-    for entry_id in ids:
-        if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)) or entry_id in (".", ".."):
-            raise InvalidIdError(entry_id)
-    return list(ids)
-
-
 @main.command()
 @click.argument("ids", nargs=-1, required=True)
 @json_option
 @domain_errors
 def peek(ids: tuple[str, ...], as_json: bool) -> None:
     """Depth 2: id, room, type, date and the first 80 characters (about 50 tokens each)."""
+    wanted = checked_ids(ids)  # a bad id is refused before anything is opened or built
     with open_index() as idx:
-        entries = [idx.get(i) for i in _checked(ids)]
+        ensure_built(idx)
+        entries = [idx.get_current(i) for i in wanted]
     if as_json:
         click.echo(
             json.dumps(
@@ -201,8 +196,10 @@ def peek(ids: tuple[str, ...], as_json: bool) -> None:
 @domain_errors
 def get(ids: tuple[str, ...], as_json: bool) -> None:
     """Depth 3: the full text. Fetch only what search and peek confirmed."""
+    wanted = checked_ids(ids)  # a bad id is refused before anything is opened or built
     with open_index() as idx:
-        entries = [idx.get(i) for i in _checked(ids)]
+        ensure_built(idx)
+        entries = [idx.get_current(i) for i in wanted]
     if as_json:
         click.echo(
             json.dumps([{"id": e.id, "text": full_text(e), "path": e.path} for e in entries])
