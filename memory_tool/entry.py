@@ -55,6 +55,14 @@ CONSTRAINT_RE = LazyPattern(
 _WS = re.compile(r"\s+")
 _BOLD = re.compile(r"\*\*|__")
 _WORD = re.compile(r"[a-z0-9]+")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+# ``importance:`` runs from 1 (low) to 5 (high); a memory without one counts as 3, the middle.
+IMPORTANCE_MIN = 1
+IMPORTANCE_MAX = 5
+IMPORTANCE_DEFAULT = 3
+# An invalid frontmatter value is quoted in the doctor's report up to this many characters.
+INVALID_VALUE_MAX_CHARS = 40
 
 PRIORITY_PINNED = 0
 PRIORITY_IRREVERSIBLE = 1
@@ -122,7 +130,10 @@ def _iso_date(value: Any) -> str:
     if isinstance(value, str):
         match = re.match(r"\s*(\d{4}-\d{2}-\d{2})", value)
         if match:
-            return match.group(1)
+            try:  # '2026-02-30' has the shape of a date but is none
+                return dt.date.fromisoformat(match.group(1)).isoformat()
+            except ValueError:
+                return ""
     return ""
 
 
@@ -134,9 +145,38 @@ def _as_bool(value: Any) -> bool:
 
 def _as_importance(value: Any) -> int:
     try:
-        return min(5, max(1, int(value)))
+        return min(IMPORTANCE_MAX, max(IMPORTANCE_MIN, int(value)))
     except (TypeError, ValueError):
-        return 3
+        return IMPORTANCE_DEFAULT
+
+
+def _shown(value: Any) -> str:
+    text = str(value) if isinstance(value, _SCALAR_TYPES) else f"a {type(value).__name__}"
+    text = one_line(text)
+    if len(text) > INVALID_VALUE_MAX_CHARS:
+        text = text[:INVALID_VALUE_MAX_CHARS] + "…"
+    return text
+
+
+def invalid_values(meta: dict[str, Any]) -> dict[str, str]:
+    """Frontmatter values that were given but cannot be used as written (the doctor reports
+    them; parsing falls back to an inferred date, no expiry, or a clamped importance)."""
+    out: dict[str, str] = {}
+    for key in ("created", "expires"):
+        value = meta.get(key)
+        if value not in (None, "") and not _iso_date(value):
+            out[key] = _shown(value)
+    value = meta.get("importance")
+    if value is not None:
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        whole = whole or (isinstance(value, str) and _WHOLE.fullmatch(value.strip()) is not None)
+        try:
+            valid = whole and IMPORTANCE_MIN <= int(value) <= IMPORTANCE_MAX
+        except ValueError:  # more digits than int() reads
+            valid = False
+        if not valid:
+            out["importance"] = _shown(value)
+    return out
 
 
 # A frontmatter fence: a line of three or more dashes (python-frontmatter's boundary).
@@ -419,7 +459,7 @@ def parse_file(
         created=created,
         created_inferred=inferred,
         updated=_iso_date(meta.get("updated") or meta.get("modified")),
-        importance=_as_importance(meta.get("importance", 3)),
+        importance=_as_importance(meta.get("importance", IMPORTANCE_DEFAULT)),
         always=_as_bool(meta.get("always", False)),
         expires=_iso_date(meta.get("expires")),
         mtime_ns=st_mtime_ns or 0,
@@ -433,6 +473,9 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    invalid = invalid_values(meta)
+    if invalid:
+        entry.extra["invalid"] = invalid
     entry.priority = classify_priority(entry)
     entry.dedupe_key = dedupe_key(entry.body or entry.description or entry.name)
     return entry

@@ -192,6 +192,45 @@ def test_broken_frontmatter_says_where_and_how_to_fix_it(project: Path, mdir: Pa
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_invalid_dates_and_importance_are_reported_not_silently_replaced(
+    project: Path, mdir: Path
+) -> None:
+    bad = mem(
+        mdir,
+        "project_bad_values.md",
+        "The release train leaves on Tuesdays.",
+        created="not-a-date",
+        expires="2026-02-30",
+        importance=9,
+    )
+    set_mtime(bad, "2026-09-15")
+    mem(mdir, "project_vague.md", "Ask the team first.", importance="high")
+    report = report_for(project)
+    found = {
+        (Path(f.path).name, f.data.get("field")): f.message for f in checks(report, "frontmatter")
+    }
+    assert found == {
+        ("project_bad_values.md", "created"): (
+            "created: not-a-date is not a valid date: write it as YYYY-MM-DD "
+            "(until then it is taken from the file's modification time, 2026-09-15)"
+        ),
+        ("project_bad_values.md", "expires"): (
+            "expires: 2026-02-30 is not a valid date: write it as YYYY-MM-DD "
+            "(until then the memory never expires)"
+        ),
+        ("project_bad_values.md", "importance"): (
+            "importance: 9 is out of range: write a whole number from 1 to 5 (read as 5)"
+        ),
+        ("project_vague.md", "importance"): (
+            "importance: high is not a whole number: write one from 1 to 5 (read as 3)"
+        ),
+    }
+    assert all(f.level == PROBLEM for f in checks(report, "frontmatter"))
+    # An invalid date is not a missing one: no "no created date" note for it.
+    inferred = {Path(f.path).name for f in checks(report, "inferred_date")}
+    assert "project_bad_values.md" not in inferred
+
+
 def test_a_plain_palace_note_without_frontmatter_is_only_a_note(project: Path) -> None:
     room = paths.palace_dir("rooms") / "testing"
     room.mkdir(parents=True)

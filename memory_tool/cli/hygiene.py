@@ -29,7 +29,7 @@ TITLES = {
     "expired": "expired (past their `expires:` date)",
     "stale": "stale (older than their type's staleness age)",
     "broken_path": "broken paths (named in a memory, gone from disk)",
-    "frontmatter": "frontmatter broken or missing",
+    "frontmatter": "frontmatter broken, missing or invalid",
     "file": "unreadable files",
     "index_missing_file": "MEMORY.md lines pointing at missing files",
     "index_unlisted": "memory files missing from MEMORY.md",

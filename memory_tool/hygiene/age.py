@@ -37,7 +37,7 @@ def stale_items(entries: Iterable[Entry], day: dt.date, cfg: dict[str, Any]) -> 
     return sorted(out, key=lambda s: (-s.age, s.entry.id))
 
 
-def _inferred_from(e: Entry) -> str:
+def inferred_from(e: Entry) -> str:
     if e.updated and e.updated == e.created:
         return "its modified/updated date"
     return "the file's modification time"
@@ -57,8 +57,12 @@ def age_findings(entries: Sequence[Entry], day: dt.date, cfg: dict[str, Any]) ->
         out.append(Finding("expired" if s.expired else "stale", PROBLEM, msg, e.id, e.path, data))
     for e in entries:
         # CONTEXT.md is the project's own document, not a memory file: its date is its mtime.
+        # A created date that is there but invalid is reported as such (``files``), not here.
+        invalid = e.extra.get("invalid")
+        if isinstance(invalid, dict) and "created" in invalid:
+            continue
         if e.created_inferred and e.source != "context" and e.created:
-            src = _inferred_from(e)
+            src = inferred_from(e)
             out.append(
                 Finding(
                     "inferred_date",

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..entry import Entry
+from ..entry import IMPORTANCE_MAX, IMPORTANCE_MIN, Entry
+from .age import inferred_from
 from .report import NOTE, PROBLEM, Finding
+
+_DATE_HOW = "is not a valid date: write it as YYYY-MM-DD"
 
 
 def _lacks_frontmatter(e: Entry) -> bool:
@@ -22,6 +25,20 @@ def _lacks_frontmatter(e: Entry) -> bool:
     return not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"---")
 
 
+def invalid_value_message(e: Entry, key: str, value: str) -> str:
+    """What is wrong with a frontmatter value, the form it needs, and what is used meanwhile."""
+    if key == "created":
+        meanwhile = f"it is taken from {inferred_from(e)}, {e.created}" if e.created else ""
+        meanwhile = meanwhile or "it has no date"
+        return f"created: {value} {_DATE_HOW} (until then {meanwhile})"
+    if key == "expires":
+        return f"expires: {value} {_DATE_HOW} (until then the memory never expires)"
+    span = f"from {IMPORTANCE_MIN} to {IMPORTANCE_MAX} (read as {e.importance})"
+    if value.lstrip("+-").isdigit():
+        return f"importance: {value} is out of range: write a whole number {span}"
+    return f"importance: {value} is not a whole number: write one {span}"
+
+
 def file_findings(entries: Sequence[Entry]) -> list[Finding]:
     out = []
     for e in entries:
@@ -35,4 +52,9 @@ def file_findings(entries: Sequence[Entry]) -> list[Finding]:
             level = PROBLEM if e.source == "claude" else NOTE
             msg = "no frontmatter: add name, description and type (Claude Code reads them)"
             out.append(Finding("frontmatter", level, msg, e.id, e.path))
+        invalid = e.extra.get("invalid")
+        for key, value in invalid.items() if isinstance(invalid, dict) else ():
+            msg = invalid_value_message(e, str(key), str(value))
+            data = {"field": key, "value": value}
+            out.append(Finding("frontmatter", PROBLEM, msg, e.id, e.path, data))
     return out
