@@ -94,7 +94,9 @@ PAST_RE = LazyPattern(
     re.IGNORECASE,
     hints=PAST_HINTS,
 )
-_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*")
+# Words of any script ("größere", "数据库"): FTS5's unicode61 tokenizer indexes them, so the
+# query must keep them whole (an ASCII-only pattern split "größere" into "gr" and "ere").
+_WORD_RE = re.compile(r"[^\W_][\w']*")
 
 # A search drops only English function words and chat filler. Room classification ignores more
 # ("bug", "file", "work", "first"...: words that say nothing about a room), but in a search they

@@ -414,3 +414,22 @@ def test_the_prompt_hook_does_not_build_an_index_that_never_was(project: Path) -
     with open_index() as idx:
         assert not idx.refresh_changed_folders(project).touched
         assert idx.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        (
+            "Die Datenbank-Verbindung läuft über PgBouncer; größere Abfragen brauchen Zeit.",
+            "größere",
+        ),
+        ("Die Datenbank-Verbindung läuft über PgBouncer.", "Läuft PgBouncer"),
+        ("连接池 的大小 是 20。", "连接池"),
+        ("Ünïcödé file names break the exporter.", "ünïcödé"),
+    ],
+)
+def test_words_of_any_script_are_found(project: Path, text: str, query: str) -> None:
+    write_memory(room("database"), "note.md", text)
+    with open_index() as idx:
+        idx.refresh(project)
+        assert [h.entry.name for h in search(idx, query)] == ["note"]
