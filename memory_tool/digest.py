@@ -41,6 +41,10 @@ from .transcript import EDIT_TOOLS, Event, read_from
 KEEP_FIRST_PROMPTS = 3
 KEEP_LAST_PROMPTS = 12
 PROMPT_MAX_CHARS = 600
+# Secrets are redacted in this much text past the cut, so one that straddles it is still
+# recognised whole (an RSA-4096 PEM key is about 3.3 KB); redacting a pasted 6 MB log whole
+# cost the prompt hook 3.7 s.
+REDACT_MARGIN_CHARS = 8_192
 MAX_NOTES = 60
 MAX_FILES = 300
 MAX_COMMANDS = 60
@@ -109,7 +113,7 @@ def epoch(ts: str) -> float | None:
 
 def _clean(text: str, limit: int) -> str:
     """What may be stored: our injected text removed, private spans and secrets gone."""
-    return sanitize(strip_injected(text)).strip()[:limit]
+    return sanitize(strip_injected(text)[: limit + REDACT_MARGIN_CHARS]).strip()[:limit]
 
 
 def _add_note(state: dict[str, Any], kind: str, text: str, role: str) -> bool:

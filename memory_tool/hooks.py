@@ -1,9 +1,11 @@
 """Hook logic for Claude Code. The scripts in ``hooks/`` only call ``run(event)``.
 
 Every hook fails open: on any error it exits 0, prints nothing and appends the error to
-``<state>/logs/hooks.log``. Output is one JSON document carrying ``hookEventName`` and stays
-under Claude Code's 10,000-character cap. The imports here are the hook path: stdlib, sqlite3
-and our light modules only (no click, YAML or tokenizer unless a memory file changed).
+``<state>/logs/hooks.log``. Output is one JSON document under Claude Code's 10,000-character
+cap: ``hookSpecificOutput`` with ``hookEventName`` for SessionStart and UserPromptSubmit, Claude
+Code's own ``{"decision": "block", "reason": ...}`` (or ``systemMessage``) for Stop. The imports
+here are the hook path: stdlib, sqlite3 and our light modules only (no click, YAML or tokenizer
+unless a memory file changed).
 """
 
 from __future__ import annotations

@@ -23,6 +23,18 @@ INTRO = (
 # shares, the frame and JSON envelope the rest.
 L3_MAX_CHARS = 5_200
 L4_MAX_CHARS = 2_600
+# What recall reads of a prompt: its head and tail. Every reader needs less (the search query
+# and the classifier take the first 3,000 and last 1,000 characters; situation and follow-up
+# cues sit at the start or the end), and reading a pasted 6 MB log whole cost a second of
+# regex work, near Claude Code's 10 s hook timeout.
+PROMPT_HEAD_CHARS = 16_000
+PROMPT_TAIL_CHARS = 4_000
+
+
+def clip_prompt(prompt: str) -> str:
+    if len(prompt) <= PROMPT_HEAD_CHARS + PROMPT_TAIL_CHARS:
+        return prompt
+    return prompt[:PROMPT_HEAD_CHARS] + "\n" + prompt[-PROMPT_TAIL_CHARS:]
 
 
 def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
@@ -44,6 +56,8 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return "", []
+    prompt = clip_prompt(prompt)
+    payload = {**payload, "prompt": prompt}  # the tier context reads it from the payload
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     cwd = hooks.payload_cwd(payload)
     cfg = load_config()

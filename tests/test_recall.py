@@ -316,6 +316,24 @@ def test_a_huge_prompt_stays_under_the_output_cap(project: Path) -> None:
     assert 0 < len(proc.stdout) < 10_000
 
 
+def test_a_huge_prompt_is_read_by_its_head_and_tail(project: Path) -> None:
+    # A pasted 6 MB log: the question typed after it still picks the room, and the stored task
+    # is redacted like any prompt, a key straddling the 600-character cut included.
+    from memory_tool.hot import load_state
+
+    built(project)
+    key = "sk-ant-api03-" + "Xy7_-" * 18
+    log = "x" * 585 + " " + key + "\n" + "lorem ipsum dolor sit amet\n" * 230_000
+    prompt = log + "why does the login refresh token expire so early?"
+    proc = run_hook("UserPromptSubmit", payload(project, prompt, "big1"))
+    assert proc.returncode == 0
+    assert "RS256" in proc.stdout.decode()
+    state = load_state("big1")
+    assert state is not None
+    stored = json.dumps(state)
+    assert "sk-ant-api03" not in stored  # not even the part before the cut
+
+
 @pytest.mark.parametrize("stdin", [b"", b"{", b"\xff\xfe", b'{"prompt": 5}', b"[]"])
 def test_user_prompt_submit_fails_open(stdin: bytes) -> None:
     proc = run_hook("UserPromptSubmit", stdin)
