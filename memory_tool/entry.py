@@ -476,6 +476,13 @@ def parse_file(
     invalid = invalid_values(meta)
     if invalid:
         entry.extra["invalid"] = invalid
+    if source == "claude" and not fm_error:
+        # Claude Code reads these three from the frontmatter; the doctor names what is missing.
+        given = {"name": meta.get("name"), "description": meta.get("description")}
+        given["type"] = raw_type
+        missing = [key for key, value in given.items() if not _text_of(value)]
+        if missing:
+            entry.extra["missing"] = missing
     entry.priority = classify_priority(entry)
     entry.dedupe_key = dedupe_key(entry.body or entry.description or entry.name)
     return entry

@@ -296,3 +296,26 @@ def test_doctor_offers_to_fix_only_what_fix_can_fix(project: Path, mdir: Path) -
     assert "--fix` repairs" not in text
     again = run("doctor", "--fix", "--cwd", str(project)).output
     assert "skipped" not in again and "fix: nothing safe to repair" in again
+
+
+def test_fix_adding_a_date_does_not_hide_missing_name_description_and_type(
+    project: Path, mdir: Path
+) -> None:
+    mdir.mkdir(parents=True)
+    plain = mdir / "project_plain.md"
+    plain.write_text("The cache is warmed by a cron job at 05:00.\n")
+    (mdir / "MEMORY.md").write_text("- [plain](project_plain.md) — cache warm-up\n")
+    result = run("doctor", "--cwd", str(project))
+    assert "no frontmatter: add name, description and type" in result.output
+    result = run("doctor", "--fix", "--cwd", str(project))
+    assert "added created: " in result.output
+    assert plain.read_text().startswith("---\ncreated: ")
+    # The date is in; the rest is still missing, and doctor keeps saying so.
+    result = run("doctor", "--cwd", str(project))
+    assert result.exit_code == 1
+    assert "frontmatter lacks name, description and type: add them" in result.output
+    assert result.output.rstrip().endswith("1 problem: 1 bad frontmatter")
+    # Half done by hand: only what is still missing is named.
+    plain.write_text(plain.read_text().replace("---\n", "---\nname: cache warm-up\n", 1))
+    result = run("doctor", "--cwd", str(project))
+    assert "frontmatter lacks description and type: add them" in result.output

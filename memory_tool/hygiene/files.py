@@ -12,17 +12,36 @@ from .report import NOTE, PROBLEM, Finding
 _DATE_HOW = "is not a valid date: write it as YYYY-MM-DD"
 
 
+def _opens_with_fence(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return True  # unreadable: nothing to say about its frontmatter
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"---")
+
+
 def _lacks_frontmatter(e: Entry) -> bool:
     # A file with any frontmatter has a description or a name other than its stem; only the rest
     # are worth opening (so this is cheap on a healthy tree).
     if e.description or e.name != Path(e.path).stem:
         return False
-    try:
-        with open(e.path, "rb") as fh:
-            head = fh.read(512)
-    except OSError:
-        return False
-    return not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"---")
+    return not _opens_with_fence(e.path)
+
+
+def _listing(words: Sequence[str]) -> str:
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+def missing_fields_message(e: Entry, missing: Sequence[str]) -> str:
+    """What a Claude Code memory file still lacks of name, description and type. A file
+    without any frontmatter says so; one with a block (e.g. only the created date --fix adds)
+    names the fields still missing, so adding a date never hides them."""
+    if len(missing) == 3 and not _opens_with_fence(e.path):
+        return "no frontmatter: add name, description and type (Claude Code reads them)"
+    them = "them" if len(missing) > 1 else "it"
+    why = "Claude Code reads name, description and type"
+    return f"frontmatter lacks {_listing(missing)}: add {them} ({why})"
 
 
 def invalid_value_message(e: Entry, key: str, value: str) -> str:
@@ -47,6 +66,11 @@ def file_findings(entries: Sequence[Entry]) -> list[Finding]:
         if e.error:
             check = "frontmatter" if e.error.startswith("broken frontmatter") else "file"
             out.append(Finding(check, PROBLEM, e.error, e.id, e.path))
+        elif e.source == "claude" and isinstance(e.extra.get("missing"), list):
+            missing = [str(m) for m in e.extra["missing"]]
+            msg = missing_fields_message(e, missing)
+            data = {"missing": missing}
+            out.append(Finding("frontmatter", PROBLEM, msg, e.id, e.path, data))
         elif _lacks_frontmatter(e):
             # Claude Code's own memory needs name/description/type; a palace note may be plain.
             level = PROBLEM if e.source == "claude" else NOTE
