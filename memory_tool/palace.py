@@ -95,7 +95,13 @@ def init_palace() -> InitReport:
 
 
 def slugify(text: str) -> str:
-    words = re.findall(r"[a-z0-9]+", text.lower())[:SLUG_MAX_WORDS]
+    """A file name from the text: accents folded ("über" -> "uber"), other scripts kept."""
+    import unicodedata
+
+    folded = "".join(
+        c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c)
+    )
+    words = re.findall(r"[^\W_]+", folded)[:SLUG_MAX_WORDS]
     slug = "-".join(words)[:SLUG_MAX_CHARS].strip("-")
     return slug or "memory"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memory_tool import paths, tokens
@@ -198,3 +199,40 @@ def test_a_deleted_index_is_rebuilt_not_read_as_empty(project: Path) -> None:
     result = CliRunner().invoke(main, ["get", entry_id])
     assert result.exit_code == 0 and "bigserial" in result.output
     assert "built it from the memory files" in result.output  # (stderr, mixed in by CliRunner)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--type", "user", "--room", "database"],  # a user fact is no topic's memory
+        ["--type", "feedback", "--tier", "wiki"],  # a wiki page is not feedback
+        ["--tier", "wiki", "--room", "testing"],  # two places at once
+        ["--room", ""],  # no room at all
+    ],
+)
+def test_add_refuses_options_that_contradict_each_other(project: Path, args: list[str]) -> None:
+    before = sorted(p for p in paths.state_root().rglob("*.md"))
+    result = CliRunner().invoke(main, ["add", *args, "--cwd", str(project), "Pool size is 20."])
+    assert result.exit_code == 1 and "Error:" in result.output
+    assert sorted(p for p in paths.state_root().rglob("*.md")) == before
+    assert not list(paths.project_memory_dir(project).glob("*.md"))
+
+
+def test_file_names_keep_the_words_of_any_language(project: Path) -> None:
+    cli("add", "--room", "database", "Die Verbindung über PgBouncer läuft im Transaktionsmodus.")
+    cli("add", "--room", "database", "数据库连接池 的大小是 20")
+    names = sorted(p.name for p in (paths.state_root() / "rooms" / "database").glob("*.md"))
+    names.remove("MEMORY.md")
+    assert names == ["die-verbindung-uber-pgbouncer-lauft-im.md", "数据库连接池-的大小是-20.md"]
+
+
+def test_an_empty_answer_names_the_filter_nothing_has(project: Path) -> None:
+    cli("add", "--room", "database", "--cwd", str(project), "Pool size is 20.")
+    result = CliRunner().invoke(main, ["search", "pool", "--room", "databse"])
+    assert "no matches" in result.output
+    assert "no memory has room 'databse'; rooms in use: database" in result.output
+    result = CliRunner().invoke(main, ["list", "--type", "feedbak"])
+    assert "no memory has type 'feedbak'" in result.output and "note" in result.output
+    # A filter that exists but matches nothing here says nothing more.
+    result = CliRunner().invoke(main, ["search", "kubernetes", "--room", "database"])
+    assert "no memory has" not in result.output

@@ -239,6 +239,9 @@ def test_an_idle_server_exits_and_removes_its_socket(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert not os.path.exists(client.socket_path())
+    # In the foreground it says where it serves and that it stopped (it printed nothing).
+    out = proc.stdout.decode()
+    assert f"serving on {client.socket_path()}" in out and out.rstrip().endswith("stopped")
 
 
 def test_a_second_server_of_the_same_root_leaves_at_once(allow_server: None) -> None:

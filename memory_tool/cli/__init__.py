@@ -51,6 +51,22 @@ def checked_ids(ids: tuple[str, ...]) -> list[str]:
     return list(ids)
 
 
+def unknown_filters(idx: Any, **filters: str | None) -> None:
+    """After an empty answer: say on stderr which filter names something the index has none of
+    (``--room nosuch``, a mistyped type), with what there is, instead of a bare "no matches"."""
+    for column, value in filters.items():
+        if column not in ("room", "type", "project"):  # a column name, never user text
+            raise ValueError(column)
+        if not value:
+            continue
+        known = sorted(
+            r[0] for r in idx.conn.execute(f"SELECT DISTINCT {column} FROM entries") if r[0]
+        )
+        if value not in known:
+            listed = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
+            click.echo(f"(no memory has {column} {value!r}; {column}s in use: {listed})", err=True)
+
+
 def ensure_built(idx: Any) -> None:
     """Build an index that never was (deleted, or a new state root) before answering from it,
     and say so on stderr: the index is derived, so deleting it must not look like data loss."""

@@ -9,11 +9,12 @@ import click
 
 from .. import paths, tokens
 from ..config import load_config, today
+from ..errors import MemoryToolError
 from ..index import open_index
 from ..layers import dedupe, l1_candidates, l2_candidates, rank
 from ..palace import WRITABLE_TYPES, add_memory, init_palace
 from ..wake import build_brief
-from . import checked_ids, domain_errors, ensure_built, main
+from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import cwd_option, json_option
 
 
@@ -109,6 +110,10 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             idx.refresh(cwd, sessions=False)  # files are the truth: list what is there now
             entries = idx.query()
             chosen = set()
+        if not [
+            e for e in entries if (not type_ or e.type == type_) and (not room or e.room == room)
+        ]:
+            unknown_filters(idx, room=room, type=type_)
     if type_:
         entries = [e for e in entries if e.type == type_]
     if room:
@@ -175,6 +180,20 @@ def add(
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
     --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
     spans dropped before anything is written."""
+    # Options that contradict each other are refused, not silently resolved one way.
+    if room is not None and not room.strip():
+        raise MemoryToolError("--room needs a room name (e.g. --room authentication).")
+    if tier == "wiki" and type_ not in (None, "wiki"):
+        raise MemoryToolError(
+            f"--tier wiki writes a wiki page, so --type {type_} does not apply: drop one of them."
+        )
+    if tier == "wiki" and room:
+        raise MemoryToolError("--tier wiki and --room file a memory in two places: pick one.")
+    if type_ == "user" and room:
+        raise MemoryToolError(
+            "a user memory is about you, not a topic: it goes to the project's memory folder "
+            "(L1, always loaded). Drop --room, or use --type note for a room memory."
+        )
     if type_ is None:
         type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
     with open_index() as idx:

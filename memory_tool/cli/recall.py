@@ -16,7 +16,7 @@ from ..errors import MemoryToolError
 from ..index import open_index
 from ..recall import Hit, search
 from ..rooms import compiled_rooms
-from . import checked_ids, domain_errors, ensure_built, main
+from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import json_option
 
 
@@ -65,7 +65,7 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
 def _hit_json(h: Hit) -> dict[str, Any]:
     return {
         "id": h.entry.id,
-        "score": round(h.score, 4),
+        "score": float(f"{h.score:.4g}"),  # significant digits: BM25 scores can be ~1e-5
         "room": h.entry.room,
         "type": h.entry.type,
     }
@@ -139,6 +139,8 @@ def search_cmd(
             sessions=not no_sessions,
             semantic=semantic,
         )
+        if not hits:
+            unknown_filters(idx, room=room, type=type_, project=project)
     if as_json:
         click.echo(json.dumps([_hit_json(h) for h in hits]))
         return

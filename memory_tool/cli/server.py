@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import client, server
+from .. import client, paths, server
 from . import main
 
 
@@ -46,4 +46,12 @@ def stop() -> None:
 @click.option("--idle-exit", type=float, default=None, help="Seconds without calls before exiting.")
 def run_foreground(idle_exit: float | None) -> None:
     """Run a server in the foreground (for debugging); exits at once if one already runs."""
-    raise SystemExit(server.main(idle_exit))
+    if server.ping() is not None:
+        click.echo(f"a server already runs on {client.socket_path()} (`memory-tool server stop`)")
+        raise SystemExit(0)
+    click.echo(
+        f"serving on {client.socket_path()}; Ctrl-C stops it, errors go to {paths.log_file()}"
+    )
+    code = server.main(idle_exit)
+    click.echo("stopped" if code == 0 else f"failed: see {paths.log_file()}")
+    raise SystemExit(code)
