@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 # The background full refresh a SessionStart may start runs at most this often.
 FULL_REFRESH_INTERVAL_S = 300
+# What a row holds depends on how a file is parsed and classified. Bump this when that changes:
+# the next full refresh then re-reads every file (rows written by an older parser would keep,
+# say, a broken frontmatter's raw YAML as the memory's text until the file changed).
+# 2: broken frontmatter is stripped, invalid values recorded; a cold summary's room ignores
+#    its generated name.
+PARSER_VERSION = "2"
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
 # Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap
@@ -375,6 +381,9 @@ class Index:
     def refresh(self, cwd: str | Path | None = None, sessions: bool = True) -> RefreshStats:
         """Bring the index in line with every memory file: stat each file, re-read only the new
         and changed ones, drop the deleted ones. File contents are not read when nothing changed."""
+        if self.meta("parser_version") != PARSER_VERSION:
+            # Rows of an older parser: every file is read again (ids are kept).
+            self.conn.execute("UPDATE entries SET mtime_ns = -1 WHERE source != 'session'")
         # What the index holds is read before the folders are listed: a memory another
         # process writes and indexes meanwhile must not look deleted (and lose its row).
         stored = self._stored("source != 'session'")
@@ -391,6 +400,7 @@ class Index:
 
             stats.sessions_added = refresh_sessions(self)
         self._prune_token_cache()
+        self.set_meta("parser_version", PARSER_VERSION)
         self.set_meta("last_full_refresh", str(int(time.time())))
         return stats
 

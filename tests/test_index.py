@@ -92,6 +92,23 @@ def test_refresh_reads_only_new_and_changed_files(project: Path) -> None:
     }
 
 
+def test_rows_of_an_older_parser_are_read_again_once(project: Path) -> None:
+    # An upgrade that parses files differently must not keep old rows until each file changes.
+    keep = write_memory(mem_dir(project), "project_keep.md", "Original text.", type_="project")
+    with open_index() as idx:
+        idx.refresh(project)
+        (entry,) = idx.query()
+        st = keep.stat()  # same size and mtime, different bytes: only a re-read notices
+        keep.write_text(keep.read_text().replace("Original", "Reparsed"))
+        os.utime(keep, ns=(st.st_atime_ns, st.st_mtime_ns))
+        idx.set_meta("parser_version", "1")  # as an older release left it
+        stats = idx.refresh(project)
+        assert [Path(p).name for p in stats.changed] == ["project_keep.md"]
+        assert [e.body.strip() for e in idx.query()] == ["Reparsed text."]
+        assert idx.query()[0].id == entry.id  # ids are kept
+        assert not idx.refresh(project).touched  # once
+
+
 def test_corrupt_index_is_moved_aside_and_rebuilt(project: Path) -> None:
     write_memory(mem_dir(project), "project_a.md", "Survives corruption.", type_="project")
     with open_index() as idx:
