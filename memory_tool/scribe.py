@@ -479,6 +479,13 @@ def _has_content(state: dict[str, Any]) -> bool:
     return bool(state["prompt_count"] or state["tool_calls"] or state["final"])
 
 
+def _worth_a_summary(state: dict[str, Any]) -> bool:
+    """A session that asked for something or did something. One that only said "thanks!" or
+    "yes" gets no cold summary: it would clutter search and, as the project's latest summary,
+    stand in for the session a "where were we" should bring back."""
+    return bool(state["first_task"] or state["task"] or state["tool_calls"] or state["files"])
+
+
 def run(session_id: str, *, final: bool = False, model: bool | None = None) -> Entry | None:
     """Bring the session's cold summary, inbox candidates and the rolling window up to date.
     ``final``: the session ended (SessionEnd), so the optional model summary may run."""
@@ -494,7 +501,7 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
                 state["generation"] += 1
                 write_hot_file(state)
                 save_state(state)
-        if not _has_content(state):
+        if not _has_content(state) or not _worth_a_summary(state):
             return None
         cfg = load_config()
         if model is None:

@@ -345,3 +345,28 @@ def test_a_file_that_is_no_transcript_never_touches_the_session_it_is_named_afte
     assert result.exit_code == 1
     assert "is not a Claude Code transcript" in result.output
     assert _hot_files(state) == before
+
+
+def test_a_session_that_only_said_thanks_gets_no_cold_summary(project: Path, state: Path) -> None:
+    # It would clutter search and stand in, as the latest summary, for the session a
+    # "where were we" should bring back.
+    from memory_tool import paths
+
+    sid = "5b1c2d3e-0000-4000-8000-00000000beef"
+    folder = paths.projects_dir() / paths.sanitize_path(str(project))
+    folder.mkdir(parents=True, exist_ok=True)
+    transcript = folder / f"{sid}.jsonl"
+    base = {"sessionId": sid, "cwd": str(project), "timestamp": "2026-11-30T09:00:00.000Z"}
+    lines = [
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "thanks!"}},
+        {**base, "type": "assistant", "uuid": "a1",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Any time."}]}},
+    ]  # fmt: skip
+    transcript.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    out = run_hook("SessionEnd", {"session_id": sid, "transcript_path": str(transcript),
+                                  "cwd": str(project), "hook_event_name": "SessionEnd",
+                                  "reason": "prompt_input_exit"})  # fmt: skip
+    assert out.returncode == 0
+    state_now = load_state(sid)
+    assert state_now is not None and state_now["prompt_count"] == 1  # the session was read
+    assert not list((state / "cold").rglob("*.md"))

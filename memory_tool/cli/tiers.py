@@ -203,7 +203,9 @@ def scribe(
     sid = _resolve_target(target, cwd or os.getcwd(), transcript_cwd=cwd is None)
     entry = scribe_mod.run(sid, final=True, model=model)
     if entry is None:
-        raise MemoryToolError(f"session {sid} has nothing to summarise yet.")
+        raise MemoryToolError(
+            f"session {sid} has nothing to summarise yet (no task asked, no tool run)."
+        )
     state = load_state(sid) or {}
     chars = int(state.get("text_chars") or 0)
     size = len(entry.body)
