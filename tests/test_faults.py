@@ -959,6 +959,7 @@ def test_cli_on_a_damaged_index_says_so_and_recovers(world: World) -> None:
     from memory_tool.cli import main
 
     with open_index() as idx:
+        idx.refresh(world.project)  # an index as a real install has it (built in full)
         idx.conn.execute("UPDATE entries SET extra = '{\"stable\x01'")
     runner = CliRunner()
     res = runner.invoke(main, ["list"])
