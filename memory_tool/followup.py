@@ -75,6 +75,55 @@ SAME_TASK_RE = LazyPattern(
     hints=("same",),
 )
 
+# A prompt that opens by reporting the last step done ("ok did that, still null in the route
+# handler", "added cy.intercept, still flaky on the ci runner", "javax -> jakarta is done. now
+# hibernate complains") goes on with the same task: its room leads, whatever room the new
+# detail's words point to (that one comes second).
+REPORT_OPENING_RE = LazyPattern(
+    r"^\W*(ok(ay)?\W+)?(did\s+(that|it|this)|done\b|tried\s+(that|it|this)|(added|fixed|changed"
+    r"|moved|switched|removed|updated|bumped|applied|renamed|set)\s[^.!?,;\n]{1,60}[.!?,;]"
+    r"|(that|it|this)\s+(works|worked|helped)|[^.!?\n]{1,60}?\s(is|are)\s+done\b"
+    r"|nice\W+the\s+\w+(\s+\w+)?\s+works)",
+    re.IGNORECASE,
+    hints=(
+        "did ",
+        "done",
+        "tried",
+        "added",
+        "fixed",
+        "changed",
+        "moved",
+        "switched",
+        "removed",
+        "updated",
+        "bumped",
+        "applied",
+        "renamed",
+        "set ",
+        "works",
+        "worked",
+        "helped",
+    ),
+)
+
+# After such a report, a next task announced ("done. now the django upgrade", "that worked, can
+# you write a jest test for it") may be about anything: the report alone does not keep the
+# room then, unless the problem persists ("still").
+NEXT_TASK_RE = LazyPattern(
+    r"\b(now|next|can\s+you|could\s+you|i\s+want|i'?d\s+like|let'?s)\b",
+    re.IGNORECASE,
+    hints=("now", "next", "can ", "could ", "want", "like", "let"),
+)
+STILL_RE = LazyPattern(r"\bstill\b", re.IGNORECASE, hints=("still",))
+
+
+def _reports_and_goes_on(prompt: str) -> bool:
+    """The prompt opens with the last step done and goes on with the same task."""
+    if not REPORT_OPENING_RE.found(prompt):
+        return False
+    return STILL_RE.found(prompt) or not NEXT_TASK_RE.found(prompt)
+
+
 # Words that announce a new topic: neither carry nor stickiness applies after them.
 SWITCH_RE = LazyPattern(
     r"\b(separately|unrelated|btw|by\s+the\s+way|(different|separate|unrelated|quick)\s+"
@@ -82,11 +131,14 @@ SWITCH_RE = LazyPattern(
     r"|another\s+(question|thing|topic)|switching\s+gears|change\s+of\s+(topic|subject)"
     r"|new\s+topic|side\s+note|off\s+topic|random\s+(q|question|thing|one|but)|also\s+random"
     r"|quick\s+one|while\s+(that's|that\s+is|it's|its|that)\s+"
-    r"(runs|running|builds|building|deploys))\b",
+    r"(runs|running|builds|building|deploys))\b"
+    # "anyway" opening a sentence leaves what came before ("it was brew's postgres. anyway,
+    # what is a monad"); inside one it means "regardless" ("ship it anyway")
+    r"|(^|[.!?;,]\s*)anyways?\b",
     re.IGNORECASE,
     hints=(
         "separate", "unrelated", "btw", "way", "different", "quick", "moving", "meanwhile",
-        "another", "switching", "change", "topic", "side", "random", "while",
+        "another", "switching", "change", "topic", "side", "random", "while", "anyway",
     ),
 )  # fmt: skip
 
@@ -119,7 +171,8 @@ CLOSING_HINTS = (
     "phew", "sense", "going", "calling", "clean", "know", "it is", "sorted", "tomorrow", "later",
     "lunch", "monday", "week", "bring", "run it", "check", "talk", "loop", "folks", "team",
     "people", "nice", "cool", "sweet", "great", "call", "merged", "shipped", "pushed", "deployed",
-    "fixed", "agreed",
+    "fixed", "agreed", "trick", "closing", "ship it", "enough", "switched", "removed", "reverted",
+    "pinned", "dropped", "bumped", "disabled", "deleted",
     "\U0001F44D", "\U0001F64F", "\U0001F44C",
     "\U0001F389", "\u2705", "\U0001F680", "\U0001F4AF",
 )  # fmt: skip
@@ -133,7 +186,10 @@ CLOSING_RE = LazyPattern(
     r"|(working|works)\s+(now|again)|(green|passing|passes|pass)\s+now|ran\s+(fine|clean|ok)"
     r"|is\s+live|done\s+here|all\s+good|phew|makes\s+sense|going\s+with|calling\s+it\s+a\s+day"
     r"|appreciate\s+(it|that|the\s+\w+)|looks\s+clean|good\s+call|(didn'?t|did\s+not)\s+know"
-    r"|\w+ it is\W*$|(?<!not\s)(?<!n't\s)(?<!nt\s)\bsorted\W*$"
+    r"|nice\s+trick|closing\s+(this|it)|ship\s+it\W*$|good\s+enough"
+    # a report that the last step is done ("removed it", "switched it. ok")
+    r"|(switched|removed|reverted|pinned|dropped|bumped|disabled|deleted)\s+it\W*(ok(ay)?\W*)?$"
+    r"|\w+ it is\s*([,.!]|$)|(?<!not\s)(?<!n't\s)(?<!nt\s)\bsorted\W*$"
     # a decision or a deferral: the task is settled for now ("I'll do it tomorrow morning")
     r"|(i'?ll|i\s+will|we'?ll|we\s+will)\s+(\S+\s+){0,8}?(tomorrow|later|after\s+lunch|monday"
     r"|next\s+week)"
@@ -150,7 +206,8 @@ CLOSING_RE = LazyPattern(
     hints=CLOSING_HINTS,
 )
 REQUEST_RE = LazyPattern(
-    r"\?|\b((can|could|would|will)\s+(you|u|we)|please|pls|plz|let'?s|also|next|then|but"
+    r"\?|\b((can|could|would|will)\s+(you|u|we)|please|pls|plz|let'?s|also|next|then"
+    r"|but(?!\s+(it\s+)?works?\b)"
     # "still" reports a problem, unless it is "still works"
     r"|however|still(?!\s+(works?|working|pass(es|ing)?|imports?|runs?|builds?|fine|ok|good))"
     r"|instead|though|although|janky|laggy|flaky|broken|fails|failing|stuck"
@@ -159,7 +216,8 @@ REQUEST_RE = LazyPattern(
     r"|\bnow\s+(do|add|make|fix|change|update|let|can|try|write|use|move|we|i|the|for|run)\b"
     r"|(^|[.!;,:]\s*)(have|take)\s+a\s+look"
     r"|(^|[.!;,:]\s*|\band\s+)(add|make|fix|change|update|remove|delete|write|try|use|move"
-    r"|rename|implement|refactor|run|create|show|explain|check|do|handle|set|put|give|find"
+    r"|rename|implement|refactor|run|create|show|explain|check|do|handle|set|put|give|find|can"
+    r"|could"
     r"|look|investigate|debug|wire|convert|split|bump|upgrade|why|how|what|where|when|which"
     r"|should|is|are|does|do)\b",
     re.IGNORECASE,
@@ -241,11 +299,12 @@ def choose_rooms(
         # The previous room leads when the prompt repeats its task somewhere else, or gives
         # it evidence within STICKY_BONUS of the best new reading.
         close_call = own > 0 and own + STICKY_BONUS >= above[0][1]
-        if above[0][0] == room or not (close_call or SAME_TASK_RE.found(prompt)):
+        same_task = SAME_TASK_RE.found(prompt) or _reports_and_goes_on(prompt)
+        if above[0][0] == room or not (close_call or same_task):
             return above, False
         rest = [(r, s) for r, s in above if r != room]
         return ([(room, own)] + rest)[:max_rooms], False
-    if own > 0 or is_follow_up(prompt):
+    if own > 0 or is_follow_up(prompt) or _reports_and_goes_on(prompt):
         return [(room, own)], True
     return [], False
 

@@ -228,6 +228,12 @@ def test_the_hook_process_carries_the_room(project: Path) -> None:
         "ok we go testcontainers, team agreed",
         "oh i was creating a new pinia inside the component setup. fixed",
         "it was waiting on a sudo password prompt lol. fixed, thanks for pointing me there",
+        "cargo tree -i, nice trick. removed the old tokio",
+        "it was a plain pipeline job not multibranch, switched it. ok",
+        "moved it into ngAfterViewInit with a setTimeout... ugly but works. thanks anyway",
+        "the warning is fine for us. closing this",
+        "good comment. ship it",
+        "ok sqlite with WAL it is, good enough for now",
     ],
 )
 def test_closings_bring_nothing_even_when_they_name_a_room(prompt: str) -> None:
@@ -279,3 +285,41 @@ def test_a_closing_keeps_the_room_for_the_next_follow_up(project: Path) -> None:
     assert ask(project, "the checkout test passes now, thanks") == ""
     assert last_room(session_state("s1"))[0] == "testing"  # type: ignore[index]
     assert "previous prompt" in ask(project, "now the same for the refund cases")
+
+
+@pytest.mark.parametrize(
+    ("previous", "prompt"),
+    [
+        (
+            "authentication",
+            "ok did that, still null inside the route handler in app/api/me/route.ts",
+        ),
+        (
+            "testing",
+            "added cy.intercept + cy.wait, 30 runs green locally. still flaky on the ci runner",
+        ),
+        ("deployment", "done, back on v41. can i pin it somehow so nobody redeploys v42"),
+        ("api", "fixed the addr. how do i add a per-call deadline"),
+    ],
+)
+def test_a_report_of_the_last_step_keeps_the_task_room_first(previous: str, prompt: str) -> None:
+    # The new detail's words may point elsewhere (a route handler: api; a ci runner: ci): the
+    # conversation is still on its task.
+    assert choose(prompt, previous)[0][0] == previous
+
+
+@pytest.mark.parametrize(
+    ("previous", "prompt", "room"),
+    [
+        ("security", "ok done. now the django upgrade from 3.2 to 4.2, pip says conflicts",
+         "dependencies"),
+        ("performance", "done, smooth now. can you write a jest test for the useVirtualRows hook",
+         "testing"),
+        ("deployment", "lol it was brew's postgres. anyway can you explain what a monad is", None),
+    ],
+)  # fmt: skip
+def test_a_report_then_a_next_task_follows_the_next_task(
+    previous: str, prompt: str, room: str | None
+) -> None:
+    chosen, _ = choose(prompt, previous)
+    assert (chosen[0] if chosen else None) == room

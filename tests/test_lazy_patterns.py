@@ -21,6 +21,9 @@ HINTED = {
     "followup.CLOSING_RE": followup.CLOSING_RE,
     "followup.SWITCH_RE": followup.SWITCH_RE,
     "followup.SAME_TASK_RE": followup.SAME_TASK_RE,
+    "followup.REPORT_OPENING_RE": followup.REPORT_OPENING_RE,
+    "followup.NEXT_TASK_RE": followup.NEXT_TASK_RE,
+    "followup.STILL_RE": followup.STILL_RE,
     "recall.PAST_RE": recall.PAST_RE,
     **{f"words special token {i}": p for i, (p, _) in enumerate(words._SPECIAL_TOKENS)},
 }
@@ -48,6 +51,15 @@ PHRASINGS = [
     "it should return 201 not 200",
     "upgrade pytest from 6 to 8",
     "bump react to 18.3",
+    "ok did that, still null in the route handler",
+    "javax -> jakarta is done. now hibernate complains",
+    "nice the queue thing works. what if the refresh fails",
+    "lol it was brew's postgres. anyway, what is a monad",
+    "cargo tree -i, nice trick. removed it",
+    "it was a plain pipeline job, switched it. ok",
+    "sqlite with WAL it is, good enough for now",
+    "good comment. ship it",
+    "moved it into ngAfterViewInit... ugly but works. thanks anyway",
 ]
 
 
