@@ -162,6 +162,12 @@ def l2_candidates(index: Index, project: str) -> list[Entry]:
         "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
         (project,),
     )
-    pinned = index.query("always = 1 AND type != 'user' AND source != 'session'")
+    # A pin in the palace (a room, the wiki) holds everywhere; a pin in a project's own memory
+    # folder or CONTEXT.md holds for that project only, like the rest of its facts.
+    pinned = index.query(
+        "always = 1 AND type != 'user' AND source != 'session' "
+        "AND (source NOT IN ('claude', 'context') OR project = ?)",
+        (project,),
+    )
     seen = {e.id for e in own}
     return own + [e for e in pinned if e.id not in seen]

@@ -66,6 +66,25 @@ def test_pinned_memory_from_a_room_joins_l2(project: Path) -> None:
     assert "Deploy freeze" in brief.text and "Not pinned" not in brief.text
 
 
+def test_a_pin_in_another_projects_folder_stays_with_that_project(
+    project: Path, tmp_path: Path
+) -> None:
+    # A palace pin holds everywhere; another project's pinned rule is that project's business
+    # (18 of them filled this project's L2 and pushed its own facts out).
+    other = other_project(tmp_path, "other")
+    theirs, ours = paths.project_memory_dir(other), paths.project_memory_dir(project)
+    for i in range(18):
+        rule = f"Their rule {i}: never deploy on Tuesdays."
+        write_memory(theirs, f"feedback_r{i}.md", rule, type_="feedback", always=True)
+    write_memory(ours, "project_db.md", "Postgres 16 here.", type_="project")
+    with open_index() as idx:
+        idx.refresh(project)
+        brief = build_brief(idx, project)
+        text_other = build_brief(idx, other).text
+    assert "Their rule" not in brief.text and "Postgres 16" in brief.text
+    assert "Their rule 0:" in text_other  # still pinned where it lives
+
+
 def test_critical_rules_open_the_brief_and_a_recap_closes_it(project: Path) -> None:
     d = paths.project_memory_dir(project)
     write_memory(
