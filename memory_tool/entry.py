@@ -448,7 +448,8 @@ def parse_file(
         id="",
         path=str(path),
         source=source,
-        project=project,
+        # A wiki record promoted from a session says which project's it is.
+        project=project or (_text_of(meta.get("project")) if source == "wiki" else ""),
         type=type_,
         name=sanitize(name),
         description=sanitize(_text_of(meta.get("description"))),

@@ -35,7 +35,8 @@ FULL_REFRESH_INTERVAL_S = 300
 # say, a broken frontmatter's raw YAML as the memory's text until the file changed).
 # 2: broken frontmatter is stripped, invalid values recorded; a cold summary's room ignores
 #    its generated name.
-PARSER_VERSION = "2"
+# 3: a wiki record's `project:` (set when promoted from a session) is its project.
+PARSER_VERSION = "3"
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
 # Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap

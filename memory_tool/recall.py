@@ -217,6 +217,13 @@ def _age_days(created: str, today_ord: int) -> int:
         return 0
 
 
+def own_facts_sql(alias: str = "") -> str:
+    """What a project may see of the rest (one ``?``: the project): everything in the palace,
+    but another project's own facts (its memory folder, its CONTEXT.md, the wiki records
+    promoted from its sessions) stay with it."""
+    return f"{alias}source NOT IN ('claude', 'context', 'wiki') OR {alias}project IN ('', ?)"
+
+
 def search(
     idx: Index,
     query: str,
@@ -260,7 +267,7 @@ def search(
     if not cold:
         filters.append("e.source != 'cold'")
     if home_project is not None:  # other projects' own facts stay with their project
-        filters.append("(e.source NOT IN ('claude', 'context') OR e.project = ?)")
+        filters.append(f"({own_facts_sql('e.')})")
         filter_params.append(home_project)
     if match:
         where = ["entries_fts MATCH ?", *filters]
@@ -467,7 +474,7 @@ def room_recall(
     marks = ",".join("?" * len(names))
     rest_rows = idx.conn.execute(
         f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
-        f"AND type != 'user' AND (source NOT IN ('claude', 'context') OR project = ?) "
+        f"AND type != 'user' AND ({own_facts_sql()}) "
         f"ORDER BY importance DESC, created DESC LIMIT ?",
         (*names, home, ROOM_FILL),
     ).fetchall()

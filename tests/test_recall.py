@@ -451,3 +451,19 @@ def test_words_of_any_script_are_found(project: Path, text: str, query: str) -> 
     with open_index() as idx:
         idx.refresh(project)
         assert [h.entry.name for h in search(idx, query)] == ["note"]
+
+
+def test_wiki_records_promoted_from_another_project_stay_with_it(project: Path) -> None:
+    built(project)
+    wiki = paths.state_root() / "wiki"
+    theirs = "Decision: the orders table is partitioned by month."
+    write_memory(wiki, "orders-partitioned.md", theirs, room="database", project="elsewhere")
+    write_memory(wiki, "pool-size.md", "Decision: the database pool holds 20 connections.",
+                 room="database")  # fmt: skip
+    write_memory(wiki, "ours.md", "Decision: migrations run before the deploy, never after.",
+                 room="database", project=paths.project_key(project))  # fmt: skip
+    with open_index() as idx:
+        idx.refresh(project)
+    text, _ = prompt_context(payload(project, "add an index to the orders table in a migration"))
+    assert "partitioned by month" not in text
+    assert "pool holds 20" in text and "never after" in text
