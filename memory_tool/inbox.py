@@ -33,12 +33,15 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "correction": ("feedback", None),
 }
 
-# `[DECISION] text`, `**[GOTCHA]:** text`, `- [defer] — text`: the tag anywhere in a line,
-# the rest of that line is the candidate.
+# `[DECISION] text`, `**[GOTCHA]:** text`, `- [defer] — text`: the tag anywhere in a line, the
+# rest of that line the candidate, up to the next tag: `[DECISION] a. [GOTCHA] b.` is two lessons.
 TAG_RE = LazyPattern(
-    r"\[(DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**\s*(?P<text>\S.*)$",
-    re.IGNORECASE | re.MULTILINE,
+    r"\[(DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**\s*"
+    r"(?P<text>\S(?:(?!\[(?:DECISION|GOTCHA|REUSE|DEFER)\]).)*)",
+    re.IGNORECASE,
 )
+# What a line may hold between one tagged lesson and the next tag ("a. - **[GOTCHA]** b").
+_BETWEEN_TAGS = " \t*_|;,-\u2013\u2014"
 # A sentence the person typed that corrects or constrains how Claude works.
 CORRECTION_RE = LazyPattern(
     r"^(?:please\s+|and\s+|but\s+|also\s+)?(?:no\b[,.!:]?|nope\b|wrong\b|not like that\b|"
@@ -76,7 +79,7 @@ def tagged_lines(text: str) -> list[tuple[str, str]]:
         return []
     out = []
     for m in TAG_RE.finditer(strip_injected(text)):
-        body = _clean(m.group("text"))
+        body = _clean(m.group("text").rstrip(_BETWEEN_TAGS))
         if len(body) >= MIN_CANDIDATE_CHARS:
             out.append((m.group(1).lower(), body))
     return out

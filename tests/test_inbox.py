@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from helpers import run_hook
-from test_tiers_support import LONG_SID, install_transcript, payload
+from test_tiers_support import LONG_SID, SMALL_SID, install_transcript, payload
 
 from memory_tool import inbox, paths
 from memory_tool.cli import main
@@ -143,3 +143,42 @@ def test_reject_drops_a_candidate_for_good(project: Path, state: Path) -> None:
     assert again.exit_code != 0 and "accepted or rejected already" in again.output
     bad = runner.invoke(main, ["inbox", "accept", "nonsense"])
     assert bad.exit_code != 0 and "not an inbox id" in bad.output
+
+
+def test_several_tags_on_one_line_are_separate_lessons_in_every_tier(
+    project: Path, state: Path
+) -> None:
+    """`[DECISION] … [GOTCHA] …` on one line is a decision and a gotcha, each with its own
+    text: in the inbox, the hot file's decisions, the cold summary and the wiki after a roll."""
+    from memory_tool import scribe
+    from memory_tool.hot import hot_path
+    from memory_tool.index import open_index
+
+    final = (
+        "Done. [DECISION] We use RS256 for JWT signing. "
+        "[GOTCHA] the refresh token endpoint needs the state param."
+    )
+    transcript = install_transcript("tiers_small", project)
+    stop = payload("Stop", "tiers_small", project, transcript, last_assistant_message=final)
+    assert run_hook("Stop", stop).returncode == 0
+    decision = "We use RS256 for JWT signing."
+    gotcha = "the refresh token endpoint needs the state param."
+    found = {(c.kind, c.text) for c in inbox.list_candidates()}
+    assert ("decision", decision) in found and ("gotcha", gotcha) in found
+    assert not any("[GOTCHA]" in t or ("RS256" in t and "refresh" in t) for _, t in found)
+    hot = hot_path(SMALL_SID).read_text()
+    decided = hot.split("## Decisions this session\n")[1].split("\n## ")[0]
+    assert decision in decided and "refresh token" not in decided
+    (cold,) = (state / "cold").rglob("*.md")
+    body = cold.read_text()
+    assert f"## Decisions\n- {decision}\n\n" in body  # the decision alone
+    assert f"## Gotchas\n- {gotcha}" in body
+    # Rolled out of the window: the decision and the gotcha become two wiki records.
+    text = cold.read_text().replace('created: "2026-11-29"', 'created: "2026-10-20"')
+    cold.write_text(text.replace('updated: "2026-11-29"', 'updated: "2026-10-20"'))
+    with open_index() as idx:
+        scribe.roll(idx)
+        wiki = {e.description: Path(e.path).read_text() for e in idx.query("source = 'wiki'")}
+    adr = next(t for d, t in wiki.items() if d.startswith("We use RS256"))
+    assert "**Decision:** We use RS256 for JWT signing." in adr and "refresh token" not in adr
+    assert any(f"**Gotcha:** {gotcha}" in t for t in wiki.values())
