@@ -91,7 +91,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
             seen |= {e.id for e in l3.picked}
             room = room_to_keep(prompt, l3.rooms)  # what a follow-up may carry
         l4_budget = budget(cfg, "l4")
-        tier_units = _tier_units(idx, payload, cwd, l4_budget)
+        tier_units = _tier_units(idx, payload, cwd, l4_budget, seen)
         body += tier_units
         l4_budget -= sum(u.tokens for u in tier_units)
         seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
@@ -112,14 +112,17 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     return text, ids
 
 
-def _tier_units(idx: Any, payload: dict[str, Any], cwd: str, budget_tokens: int) -> list[Any]:
-    """Hot/cold/wiki context for the prompt's situation (tiers module)."""
+def _tier_units(
+    idx: Any, payload: dict[str, Any], cwd: str, budget_tokens: int, seen: set[str]
+) -> list[Any]:
+    """Hot/cold/wiki context for the prompt's situation (tiers module), without what the
+    session already has (``seen``: earlier prompts, this prompt's room recall)."""
     try:
         from .tiers import prompt_context as tier_context
     except ImportError:
         return []
     try:
-        units: list[Any] = tier_context(idx, payload, cwd, budget_tokens)
+        units: list[Any] = tier_context(idx, payload, cwd, budget_tokens, exclude=seen)
     except Exception as exc:  # noqa: BLE001 - tiers failing must not cost the recall
         hooks.log_error("UserPromptSubmit", exc)
         return []

@@ -173,7 +173,9 @@ def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | 
     rows = [e for e in rows if not (key and e.name.endswith(key))]
     if not rows:
         return None
-    return max(rows, key=lambda e: (e.updated or e.created, e.created, e.path))
+    # Dates have day resolution: within a day the file written last (the Scribe rewrites a
+    # session's summary as it goes) is the latest session.
+    return max(rows, key=lambda e: (e.updated or e.created, e.mtime_ns, e.path))
 
 
 def fts_query(text: str) -> str:
@@ -244,10 +246,15 @@ def wiki_units(idx: Index, entries: list[Entry], budget: int, max_chars: int) ->
 
 
 def latest_cold_units(
-    idx: Index, project: str, exclude_session: str, budget: int, max_chars: int
+    idx: Index,
+    project: str,
+    exclude_session: str,
+    budget: int,
+    max_chars: int,
+    exclude: frozenset[str] | set[str] = frozenset(),
 ) -> list[Unit]:
     entry = latest_cold(idx, project, exclude_session)
-    if entry is None:
+    if entry is None or entry.id in exclude:
         return []
     lines = cold_body_lines(entry.body)
     return _drop_dangling_titles(
@@ -297,9 +304,11 @@ def units_for(
     budget: int,
     max_chars: int,
     snapshot: bool = False,
+    exclude: frozenset[str] | set[str] = frozenset(),
 ) -> list[Unit]:
     """What the when-to-load table loads for ``situation``, within ``budget`` exact tokens
-    (``snapshot``: the hot state as of the last Stop, see ``hot_units``)."""
+    (``snapshot``: the hot state as of the last Stop, see ``hot_units``). ``exclude``: ids the
+    session already has (an earlier prompt, this prompt's room recall), never repeated."""
     want_hot, cold, want_wiki = LOAD_TABLE.get(situation, LOAD_TABLE["new"])
     project = paths.project_key(cwd)
     sid = state["session_id"] if state else ""
@@ -314,9 +323,15 @@ def units_for(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
         )
     if cold == "latest":
-        units += latest_cold_units(idx, project, sid, *left())
+        units += latest_cold_units(idx, project, sid, *left(), exclude=exclude)
     elif cold == "search":
         hits = search(idx, prompt, "e.source = 'cold' AND e.project = ?", (project,), MAX_COLD_HITS)
+        hits = [e for e in hits if e.id not in exclude]
+        if not hits and situation == "incident":
+            # "post-incident review of yesterday's outage" shares no word with the summary of
+            # the session that fixed it: the latest sessions are what a review looks back on.
+            latest = latest_cold(idx, project, sid)
+            hits = [latest] if latest is not None and latest.id not in exclude else []
         if want_wiki:  # incident: leave the wiki half the room
             tokens_left, chars_left = left()
             units += cold_units(
@@ -325,8 +340,10 @@ def units_for(
         else:
             units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING)
     if want_wiki:
-        hits = search(idx, prompt, "e.source = 'wiki'", (), MAX_WIKI_HITS)
-        units += wiki_units(idx, hits, *left())
+        # Another project's promoted records stay with it (recall.own_facts_sql).
+        where = "e.source = 'wiki' AND e.project IN ('', ?)"
+        hits = search(idx, prompt, where, (project,), MAX_WIKI_HITS)
+        units += wiki_units(idx, [e for e in hits if e.id not in exclude], *left())
     return units
 
 
@@ -357,7 +374,13 @@ def _hot_len(units: list[Unit]) -> int:
     return n
 
 
-def prompt_context(idx: Index, payload: dict[str, Any], cwd: str, budget_tokens: int) -> list[Unit]:
+def prompt_context(
+    idx: Index,
+    payload: dict[str, Any],
+    cwd: str,
+    budget_tokens: int,
+    exclude: frozenset[str] | set[str] = frozenset(),
+) -> list[Unit]:
     """UserPromptSubmit: the tiers this prompt's situation calls for, within ``budget_tokens``
     (exact cl100k, units not fenced: the caller fences and escapes nothing further). The hot
     state is left out when the conversation already got exactly this hot state (SessionStart on
@@ -377,6 +400,7 @@ def prompt_context(idx: Index, payload: dict[str, Any], cwd: str, budget_tokens:
         budget=budget_tokens,
         max_chars=PROMPT_CONTEXT_MAX_CHARS,
         snapshot=True,
+        exclude=exclude,
     )
     n_hot = _hot_len(units)
     if n_hot and state is not None:

@@ -157,3 +157,60 @@ def test_cli_context_prints_what_would_load(project: Path, tiers_world: dict[str
         assert "tokens" in result.output.splitlines()[-1]
     detected = runner.invoke(main, ["context", "--prompt", "where were we", "--cwd", str(project)])
     assert detected.output.startswith("situation: resume")
+
+
+def test_a_review_that_shares_no_word_with_the_summary_still_looks_back(
+    project: Path, tiers_world: dict[str, object]
+) -> None:
+    # "postmortem of the outage" names nothing the session that fixed it wrote down: the latest
+    # summary of this project is what a review looks back on.
+    small = tiers_world["small"]
+    assert isinstance(small, Path)
+    ask = payload("UserPromptSubmit", "tiers_small", project, small)
+    ask["prompt"] = "postmortem of the outage, please"
+    assert situations.situation_of(ask["prompt"]) == "incident"
+    with open_index() as idx:
+        text = "".join(u.text for u in tiers.prompt_context(idx, ask, str(project), 3000))
+        latest = tiers.latest_cold(idx, paths_key(project), "")
+    assert latest is not None and COLD_SEARCH in text and latest.id in text
+
+
+def test_the_latest_summary_is_the_one_written_last_the_same_day(project: Path) -> None:
+    import os
+
+    from memory_tool import paths
+
+    cold = paths.state_root() / "cold" / paths_key(project)
+    for i, sid in enumerate(["ffff0000", "00001111", "88880000"]):
+        path = write_memory(cold, f"2026-11-30-{sid}.md", f"Task: task {i}", type_="cold",
+                            title=f"session-2026-11-30-{sid}", created="2026-11-30")  # fmt: skip
+        os.utime(path, ns=(10**18 + i, 10**18 + i))
+    with open_index() as idx:
+        idx.refresh(project)
+        latest = tiers.latest_cold(idx, paths_key(project), "")
+    assert latest is not None and latest.name == "session-2026-11-30-88880000"
+
+
+def test_the_tiers_never_repeat_what_the_session_already_has(
+    project: Path, tiers_world: dict[str, object]
+) -> None:
+    from memory_tool.recall_hook import prompt_context as hook_context
+
+    small = tiers_world["small"]
+    assert isinstance(small, Path)
+    seen: list[str] = []
+    for prompt in ("Walk me through how idempotency keys work in the billing API",
+                   "explain how the idempotency keys in redis expire"):  # fmt: skip
+        ask = payload("UserPromptSubmit", "tiers_small", project, small)
+        ask["prompt"] = prompt
+        text, ids = hook_context(ask)
+        assert len(ids) == len(set(ids)), text  # not twice in one prompt (L3 and the wiki)
+        assert not set(ids) & set(seen), text  # nor again later in the session
+        seen += ids
+    assert seen
+
+
+def paths_key(project: Path) -> str:
+    from memory_tool import paths
+
+    return paths.project_key(project)
