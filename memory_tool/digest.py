@@ -13,6 +13,7 @@ Hook path: stdlib plus our light modules.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import time
 from typing import Any
@@ -317,9 +318,19 @@ def _open_state(payload: dict[str, Any]) -> dict[str, Any] | None:
     if state is None:
         state = new_state(sid, payload_cwd(payload), transcript_path)
     elif transcript_path and transcript_path != state.get("transcript_path"):
+        # The same file named another way (a relative path, a symlink) keeps its read offset:
+        # reading it again from the start counted every tool call twice.
+        if not _same_file(transcript_path, str(state.get("transcript_path") or "")):
+            state["offset"] = 0
         state["transcript_path"] = transcript_path
-        state["offset"] = 0
     return state
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return bool(b) and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def update_session(

@@ -84,6 +84,18 @@ def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) 
     assert state is not None and state["generation"] == generation
 
 
+def test_the_same_transcript_named_another_way_is_not_read_twice(project: Path) -> None:
+    import os
+
+    transcript = install_transcript("tiers_long", project)
+    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    assert state is not None and state["tool_calls"] == 25
+    link = transcript.parent / "alias.jsonl"
+    os.symlink(transcript, link)  # or a relative path: the same file
+    state = digest.update_session(payload("Stop", "tiers_long", project, link))
+    assert state is not None and state["tool_calls"] == 25  # not 50
+
+
 def test_on_prompt_sets_the_task_but_not_for_acknowledgements(project: Path) -> None:
     transcript = install_transcript("tiers_small", project)
     base = payload("UserPromptSubmit", "tiers_small", project, transcript)
