@@ -247,3 +247,15 @@ def test_uninstall_keeps_the_backup_when_settings_json_is_gone() -> None:
     assert result.exit_code == 0, result.output
     assert backup_of(path).read_text() == USER_SETTINGS
     assert f"kept {backup_of(path)}" in result.output
+
+
+def test_install_alone_creates_the_palace_the_hooks_need() -> None:
+    # install.sh runs `init` too; someone who runs `memory-tool install` by hand must not get
+    # hooks without config.yaml and rooms.yaml.
+    out = CliRunner().invoke(main, ["install"])
+    assert out.exit_code == 0, out.output
+    for name in ("config.yaml", "rooms.yaml", "rooms", "identity", "wiki"):
+        assert (paths.state_root() / name).exists(), name
+    assert "created the palace" in out.output
+    again = CliRunner().invoke(main, ["install"])
+    assert "created the palace" not in again.output

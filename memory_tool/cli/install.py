@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import server, settings
+from .. import paths, server, settings
 from . import domain_errors, main
 
 
@@ -22,6 +22,14 @@ def install(dry_run: bool) -> None:
         click.echo("  stopped the running hook server (it restarts with the next session)")
     state = "updated" if plan.changes else "already up to date"
     click.echo(f"{plan.settings_path}: {state}")
+    # The hooks need the palace (config.yaml, rooms.yaml): `install` alone is enough to start.
+    from ..palace import init_palace
+
+    created = init_palace().created
+    if created:
+        click.echo(
+            f"  created the palace at {paths.state_root()} ({len(created)} files and folders)"
+        )
     for event, command in plan.commands.items():
         click.echo(f"  {event}: {command}")
     for target, _ in plan.files:
