@@ -319,3 +319,57 @@ def test_fix_adding_a_date_does_not_hide_missing_name_description_and_type(
     plain.write_text(plain.read_text().replace("---\n", "---\nname: cache warm-up\n", 1))
     result = run("doctor", "--cwd", str(project))
     assert "frontmatter lacks description and type: add them" in result.output
+
+
+@pytest.mark.parametrize(("bad", "shown"), [("-5", "-5"), ("lots", '"lots"')])
+def test_a_bad_budget_costs_only_that_setting_and_every_place_names_it(
+    project: Path, mdir: Path, state: Path, bad: str, shown: str
+) -> None:
+    mem(mdir, "feedback_tests.md", "Never skip the tests.", type_="feedback")
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.yaml").write_text(f"budgets: {{l2_tokens: {bad}}}\n")
+    # The brief still comes, under the default budget, with one line naming the bad key.
+    ctx = hook_context(project)
+    assert "Never skip the tests." in ctx
+    [line] = hygiene_lines(ctx)
+    assert "config.yaml budgets.l2_tokens" in line and "whole number >= 0" in line
+    assert line.endswith(": memory-tool doctor")
+    prompt = {"session_id": "s2", "cwd": str(project), "prompt": "where were we last time?"}
+    assert run_hook("UserPromptSubmit", prompt).returncode == 0
+    assert "Traceback" not in (paths.log_file().read_text() if paths.log_file().exists() else "")
+    wake = CliRunner().invoke(main, ["wake", "--cwd", str(project)])
+    assert wake.exit_code == 0 and "Never skip the tests." in wake.output
+    assert "L2: " in wake.output and "/500 tokens" in wake.output  # the default budget
+    assert "budgets.l2_tokens" in wake.stderr and "l2_tokens: 500" in wake.stderr
+    doctor = run("doctor", "--cwd", str(project))
+    assert doctor.exit_code == 1
+    assert f"budgets.l2_tokens: {shown} is not a whole number >= 0" in doctor.output
+    assert "e.g. `l2_tokens: 500`" in doctor.output
+
+
+def test_unknown_keys_and_bad_modes_are_reported_not_ignored(
+    project: Path, mdir: Path, state: Path
+) -> None:
+    mem(mdir, "feedback_tests.md", "Never skip the tests.", type_="feedback")
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.yaml").write_text("budgets:\n  l2_token: 60\nhandoff:\n  mode: nag\n")
+    ctx = hook_context(project)
+    assert "Never skip the tests." in ctx
+    assert hygiene_lines(ctx) == [
+        "Memory hygiene: 2 config.yaml problems (budgets.l2_token, handoff.mode): "
+        "memory-tool doctor"
+    ]
+    doctor = run("doctor", "--cwd", str(project))
+    assert doctor.exit_code == 1
+    assert "budgets.l2_token is not a setting" in doctor.output
+    assert "did you mean budgets.l2_tokens?" in doctor.output
+    assert 'handoff.mode: "nag" is not one of off, remind, block' in doctor.output
+    data = json.loads(run("doctor", "--json", "--cwd", str(project)).output)
+    assert {f["key"] for f in data["findings"] if f["check"] == "config"} == {
+        "budgets.l2_token",
+        "handoff.mode",
+    }
+    # Fixed: the line goes away at the next session.
+    (state / "config.yaml").write_text("budgets:\n  l2_tokens: 60\nhandoff:\n  mode: remind\n")
+    assert hygiene_lines(hook_context(project)) == []
+    assert run("doctor", "--cwd", str(project)).exit_code == 0

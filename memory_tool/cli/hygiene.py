@@ -26,6 +26,7 @@ from . import domain_errors, main
 from .options import cwd_option, json_option
 
 TITLES = {
+    "config": "config.yaml settings that are not valid",
     "expired": "expired (past their `expires:` date)",
     "stale": "stale (older than their type's staleness age)",
     "broken_path": "broken paths (named in a memory, gone from disk)",

@@ -13,6 +13,7 @@ NOTE = "note"  # worth knowing, nothing to repair by force
 
 # Problem kinds in the order the summary line names them, with singular and plural labels.
 LABELS: dict[str, tuple[str, str]] = {
+    "config": ("config.yaml problem", "config.yaml problems"),
     "expired": ("expired", "expired"),
     "stale": ("stale", "stale"),
     "broken_path": ("broken path", "broken paths"),
@@ -82,6 +83,9 @@ class Report:
             n = counts.get(check, 0)
             if not n:
                 continue
+            if check == "config":
+                parts.append(_config_summary([f for f in self.problems if f.check == check]))
+                continue
             if check == "always_load" and n == 1:
                 f = next(f for f in self.problems if f.check == "always_load")
                 parts.append(f"{f.data['count']} always-loaded (max {f.data['max']})")
@@ -101,6 +105,15 @@ class Report:
             "roots": self.roots,
             "findings": [f.to_json() for f in self.findings],
         }
+
+
+def _config_summary(found: list[Finding]) -> str:
+    """Which setting is wrong and why, in brief (doctor has the rest); several: their keys."""
+    if len(found) == 1:
+        key, brief = found[0].data.get("key", ""), found[0].data.get("brief", "")
+        return f"config.yaml {key}: {brief}" if key else f"config.yaml {brief}"
+    keys = [str(f.data.get("key") or "file") for f in found]
+    return f"{len(found)} config.yaml problems ({', '.join(keys)})"
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:
