@@ -188,11 +188,14 @@ def session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def _brief_key(idx: Any, cwd: str) -> str:
     from .config import config_path, today
+    from .rooms import instincts_files, rooms_yaml
 
     project = paths.project_key(cwd)
-    # config.yaml, and the project's MEMORY.md (not indexed, but the hygiene line checks it).
+    # config.yaml, and what the hygiene line checks beside the index: the project's MEMORY.md,
+    # rooms.yaml and the instincts file (a broken one is named there).
+    memory_md = paths.projects_dir() / project / "memory" / "MEMORY.md"
     stamps = []
-    for path in (config_path(), paths.projects_dir() / project / "memory" / "MEMORY.md"):
+    for path in (config_path(), memory_md, rooms_yaml(), *instincts_files()):
         try:
             st = os.stat(path)
             stamps.append(f"{st.st_mtime_ns}:{st.st_size}")

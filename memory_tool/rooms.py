@@ -27,14 +27,19 @@ def instincts_files() -> list[Path]:
 def _load_yaml(path: Path) -> Any:
     import yaml
 
+    from .config import yaml_error_text
+
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid YAML ({exc}); fix it or delete it.") from exc
+        raise ConfigError(
+            f"{path} is not valid YAML ({yaml_error_text(exc)}); fix it or delete it."
+        ) from exc
 
 
-def _spec() -> dict[str, Any]:
-    path = rooms_yaml()
+def _spec(path: Path | None = None) -> dict[str, Any]:
+    if path is None:
+        path = rooms_yaml()
     if not path.exists():
         from .resources import templates_dir
 
@@ -62,14 +67,46 @@ def load_instinct_records() -> list[dict[str, Any]]:
     return []
 
 
-def _build() -> Any:
-    from .classify import compile_rooms, load_instincts
+# Said of a room table compiled from the shipped rooms because the user's files are broken.
+FALLBACK_NOTE = "Room recall uses the shipped rooms meanwhile."
 
-    compiled = compile_rooms(
-        _spec(), tree.room_folder_names(), instincts=load_instincts(load_instinct_records())
-    )
-    value: Any = compiled.to_json()
-    return value
+
+def _build() -> dict[str, Any]:
+    """The compiled room table as the cache keeps it: ``{"table": JSON, "problems": [...]}``.
+    A rooms.yaml that does not parse or compile must not switch room recall off: the shipped
+    rooms are compiled instead, and the problem is kept for doctor and the SessionStart line
+    (and logged once: this runs only when a source changed)."""
+    from .classify import compile_rooms, load_instincts
+    from .resources import template_path
+
+    problems: list[dict[str, str]] = []
+    try:
+        instincts = load_instincts(load_instinct_records())
+    except ConfigError as exc:
+        instincts = []
+        problems.append({"file": "instincts", "message": f"{exc} Instincts are left out."})
+    folders = tree.room_folder_names()
+    try:
+        compiled = compile_rooms(_spec(), folders, instincts=instincts)
+    except ConfigError as exc:
+        if not rooms_yaml().exists():
+            raise  # the shipped rooms themselves: nothing to fall back on
+        compiled = compile_rooms(_spec(template_path("rooms.yaml")), folders, instincts=instincts)
+        problems.append({"file": "rooms.yaml", "message": f"{exc} {FALLBACK_NOTE}"})
+    if problems:
+        from .hooks import log_error
+
+        log_error("rooms", " ".join(p["message"] for p in problems))
+    return {"table": compiled.to_json(), "problems": problems}
+
+
+def _sources() -> list[Path]:
+    from .resources import template_path
+
+    # The template counts too: without a rooms.yaml of the user's it is what gets compiled,
+    # and an upgrade that changes it must not leave the old compile in the cache.
+    sources = [rooms_yaml(), template_path("rooms.yaml"), paths.palace_dir("rooms")]
+    return sources + instincts_files()
 
 
 # The last compiled tables and the JSON they came from: cached_json hands back the very same
@@ -77,27 +114,43 @@ def _build() -> Any:
 _DECODED: list[Any] = [None, None]
 
 
+def _table(value: Any) -> Any:
+    return value.get("table") if isinstance(value, dict) else value
+
+
 def compiled_rooms() -> Any:
     from .classify import CompiledRooms
-    from .resources import template_path
 
-    # The template counts too: without a rooms.yaml of the user's it is what gets compiled,
-    # and an upgrade that changes it must not leave the old compile in the cache.
-    sources = [rooms_yaml(), template_path("rooms.yaml"), paths.palace_dir("rooms")]
-    sources += instincts_files()
+    sources = _sources()
     value = cached_json("rooms", sources, _build)
     if value is not _DECODED[0]:
         try:
-            decoded = CompiledRooms.from_json(value)
-        except ConfigError:
+            decoded = CompiledRooms.from_json(_table(value))
+        except (ConfigError, TypeError):
             # A cache written by another version of the compiler: rebuild it once.
             from .cache import forget
 
             forget("rooms")
             value = cached_json("rooms", sources, _build)
-            decoded = CompiledRooms.from_json(value)
+            decoded = CompiledRooms.from_json(_table(value))
         _DECODED[:] = [value, decoded]
     return _DECODED[1]
+
+
+def _status() -> dict[str, Any]:
+    value = cached_json("rooms", _sources(), _build)
+    problems = value.get("problems") if isinstance(value, dict) else None
+    return {"problems": problems if isinstance(problems, list) else []}
+
+
+def rooms_problems() -> list[dict[str, str]]:
+    """What is wrong with rooms.yaml or the instincts file (``file``, ``message``), as the last
+    compile found it; [] when nothing is. Cheap: a small JSON cache of its own, so SessionStart
+    does not read the whole compiled table to learn that all is well. Raises ConfigError when
+    not even the shipped rooms compile."""
+    value = cached_json("rooms-status", _sources(), _status)
+    problems = value.get("problems") if isinstance(value, dict) else None
+    return [p for p in problems if isinstance(p, dict)] if isinstance(problems, list) else []
 
 
 def room_classifier() -> Any:

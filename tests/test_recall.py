@@ -340,14 +340,47 @@ def test_user_prompt_submit_fails_open(stdin: bytes) -> None:
     assert proc.returncode == 0 and proc.stdout == b""
 
 
-def test_broken_rooms_yaml_costs_only_room_recall(project: Path) -> None:
+def test_a_broken_rooms_yaml_falls_back_to_the_shipped_rooms_and_says_so(project: Path) -> None:
+    """A typo in rooms.yaml must not switch room recall off: the shipped rooms classify the
+    prompt meanwhile, and doctor and the SessionStart line say what is wrong, and where."""
+    from click.testing import CliRunner
+    from helpers import start_payload
+    from test_hooks import HEAVY, imported_modules
+
+    from memory_tool.cli import main
+    from memory_tool.resources import template_path
+
     seed(project)
     with open_index() as idx:
         idx.refresh(project)
-    (paths.state_root() / "rooms.yaml").write_text("rooms: [unclosed\n")
-    proc = run_hook("UserPromptSubmit", payload(project, "fix the login bug"))
-    assert proc.returncode == 0 and proc.stdout == b""
-    assert "rooms.yaml" in paths.log_file().read_text()
+    mine = paths.state_root() / "rooms.yaml"
+    shipped = template_path("rooms.yaml").read_text()
+    mine.write_text(shipped + "  broken: [unclosed\n")
+    bad_line = len(shipped.splitlines()) + 1
+    prompt = payload(project, "the login refresh token expires")
+    proc = run_hook("UserPromptSubmit", prompt)
+    assert proc.returncode == 0 and "RS256" in proc.stdout.decode()
+    assert "rooms.yaml is not valid YAML" in paths.log_file().read_text()
+    # The fallback is cached like any compile: the next prompt parses no YAML.
+    modules = imported_modules("UserPromptSubmit", payload(project, "the login token", "s2"))
+    assert not {m for m in HEAVY if f" {m}\n" in modules or f" {m}." in modules}
+    start = json.loads(run_hook("SessionStart", start_payload(project)).stdout)
+    brief = start["hookSpecificOutput"]["additionalContext"]
+    assert (
+        "Memory hygiene: rooms.yaml not valid (shipped rooms in use): memory-tool doctor" in brief
+    )
+    doctor = CliRunner().invoke(main, ["doctor", "--cwd", str(project)])
+    assert doctor.exit_code == 1
+    assert "rooms.yaml is not valid YAML" in doctor.output and f"line {bad_line}," in doctor.output
+    assert "shipped rooms meanwhile" in doctor.output
+    classify = CliRunner().invoke(main, ["classify", "the login refresh token expires"])
+    assert classify.exit_code == 0 and classify.stdout.startswith("authentication")
+    assert f"line {bad_line}," in classify.stderr
+    # Fixed: the user's rooms again, and nothing to report.
+    mine.write_text(shipped)
+    assert CliRunner().invoke(main, ["doctor", "--cwd", str(project)]).exit_code == 0
+    start = json.loads(run_hook("SessionStart", start_payload(project)).stdout)
+    assert "Memory hygiene" not in start["hookSpecificOutput"]["additionalContext"]
 
 
 def test_past_hints_never_hide_a_match() -> None:

@@ -27,6 +27,7 @@ from .options import cwd_option, json_option
 
 TITLES = {
     "config": "config.yaml settings that are not valid",
+    "rooms": "rooms files that do not parse or compile",
     "expired": "expired (past their `expires:` date)",
     "stale": "stale (older than their type's staleness age)",
     "broken_path": "broken paths (named in a memory, gone from disk)",

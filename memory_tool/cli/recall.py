@@ -15,7 +15,7 @@ from ..entry import full_text
 from ..errors import MemoryToolError
 from ..index import open_index
 from ..recall import Hit, search
-from ..rooms import compiled_rooms
+from ..rooms import compiled_rooms, rooms_problems
 from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import json_option
 
@@ -35,6 +35,8 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     from ..classify import ROOM_THRESHOLD, classify_detail, false_friends_in, injectable
 
     compiled = compiled_rooms()
+    for problem in rooms_problems():  # classified all the same, with the shipped rooms
+        click.echo(f"memory-tool: {problem.get('message', '')}", err=True)
     text = " ".join(prompt)
     detail = classify_detail(text, compiled)
     rooms = injectable(detail, compiled)

@@ -1,7 +1,8 @@
 """Memory hygiene: what has gone stale or wrong in the memory tree, before it misleads the agent.
 
 One module per check family, each a function returning ``Finding`` objects (``report``):
-- ``config_files``: config.yaml settings that are not valid (their defaults apply meanwhile);
+- ``config_files``: config.yaml settings that are not valid (their defaults apply meanwhile),
+  a broken rooms.yaml (the shipped rooms apply meanwhile);
 - ``age``: stale by type or past ``expires:`` (the rules live in ``layers``); inferred dates;
 - ``files``: broken or missing frontmatter, unreadable or oversized files;
 - ``drift``: paths named in a memory that no longer exist; ``[[links]]`` to memories not

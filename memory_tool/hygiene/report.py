@@ -14,6 +14,7 @@ NOTE = "note"  # worth knowing, nothing to repair by force
 # Problem kinds in the order the summary line names them, with singular and plural labels.
 LABELS: dict[str, tuple[str, str]] = {
     "config": ("config.yaml problem", "config.yaml problems"),
+    "rooms": ("broken rooms file", "broken rooms files"),
     "expired": ("expired", "expired"),
     "stale": ("stale", "stale"),
     "broken_path": ("broken path", "broken paths"),
@@ -85,6 +86,9 @@ class Report:
                 continue
             if check == "config":
                 parts.append(_config_summary([f for f in self.problems if f.check == check]))
+                continue
+            if check == "rooms":  # "rooms.yaml not valid (shipped rooms in use)"
+                parts += [str(f.data["brief"]) for f in self.problems if f.check == check]
                 continue
             if check == "always_load" and n == 1:
                 f = next(f for f in self.problems if f.check == "always_load")

@@ -23,9 +23,10 @@ from ..config import config_path, load_config, today
 from ..entry import Entry
 from ..index import Index
 from ..layers import Unit, l1_candidates, l2_candidates
+from ..rooms import instincts_files, rooms_yaml
 from .age import age_findings
 from .always_load import as_loaded, overflow_finding
-from .config_files import config_findings
+from .config_files import config_findings, rooms_findings
 from .drift import path_findings
 from .files import file_findings
 from .memory_index import IndexFolder, memory_index_findings
@@ -44,10 +45,10 @@ def base_findings(
     day: dt.date,
     cfg: dict[str, Any],
 ) -> list[Finding]:
-    """The checks both the SessionStart line and ``doctor`` run: config.yaml, age, files,
-    paths, MEMORY.md."""
+    """The checks both the SessionStart line and ``doctor`` run: config.yaml, rooms.yaml, age,
+    files, paths, MEMORY.md."""
     by_path = {e.path: e for e in entries}
-    findings = config_findings()
+    findings = config_findings() + rooms_findings()
     findings += age_findings(entries, day, cfg)
     findings += file_findings(entries)
     findings += path_findings(entries, roots)
@@ -99,17 +100,17 @@ def _stat_sig(path: Path) -> str:
 
 def wake_warning(idx: Index, cwd: str | Path) -> str | None:
     """``2 stale, 1 broken path: memory-tool doctor`` when what this session loads needs
-    attention, else None. Cached in the index's meta by (generation, day, project, MEMORY.md
-    and config.yaml state): an unchanged tree costs one meta read. Paths that vanish without
-    any memory changing show up the next day (or at the next change)."""
+    attention, else None. Cached in the index's meta by (generation, day, project, the state of
+    MEMORY.md, config.yaml and the rooms files): an unchanged tree costs one meta read. Paths
+    that vanish without any memory changing show up the next day (or at the next change)."""
     cfg = load_config()
     if not cfg.get("hygiene", {}).get("enabled", True):
         return None
     project = paths.project_key(cwd)
     remember_root(idx, cwd)
     memory_md = tree.claude_folder_for(project).path / tree.MEMORY_INDEX_NAME
-    # config.yaml too: the line names a setting that is not valid.
-    files = (memory_md, config_path())
+    # config.yaml and the rooms files too: the line names what in them is not valid.
+    files = (memory_md, config_path(), rooms_yaml(), *instincts_files())
     key = [idx.generation, today().isoformat(), project, *(_stat_sig(f) for f in files)]
     meta_key = WAKE_META_PREFIX + project
     with contextlib.suppress(ValueError, TypeError, AttributeError):
