@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,8 +177,12 @@ def add_memory(
     tier: str | None = None,
     always: bool = False,
     extra: dict[str, object] | None = None,
+    created: list[bool] | None = None,
 ) -> Entry:
-    """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry."""
+    """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry: the
+    one saved before when the same text is already in that folder (a repeated `add`, an inbox
+    line the Scribe promoted already), so nothing is saved twice. ``created``, when given,
+    receives whether a new file was written."""
     if type_ not in WRITABLE_TYPES:
         raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
     if importance is not None and not 1 <= importance <= 5:
@@ -194,6 +199,11 @@ def add_memory(
     if always:
         fields["always"] = True
     fields.update(extra or {})
+    same = find_duplicate(index, folder.path, body)
+    if created is not None:
+        created.append(same is None)
+    if same is not None:
+        return same
     content = render_memory(slug, desc, type_ if tier != "wiki" else "wiki", body, fields)
     stem = f"{type_}_{slug.replace('-', '_')}" if folder.source == "claude" else slug
     path = _claim(folder.path, stem, content)
@@ -201,6 +211,21 @@ def add_memory(
         folder.path / tree.MEMORY_INDEX_NAME, memory_index_line(slug, path.name, desc)
     )
     return index.index_file(path, folder)
+
+
+def find_duplicate(index: Index, folder: Path, body: str) -> Entry | None:
+    """The memory of ``folder`` (its sub-folders included) whose text is ``body``, if any."""
+    prefix = str(folder) + os.sep
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    rows = index.conn.execute(
+        "SELECT path, body FROM entries WHERE path >= ? AND path < ? "
+        "AND length(body) BETWEEN ? AND ?",
+        (prefix, upper, len(body), len(body) + 8),
+    ).fetchall()
+    for row in rows:
+        if row["body"].strip() == body and os.path.exists(row["path"]):
+            return index.get_by_path(row["path"])
+    return None
 
 
 def memory_index_line(title: str, file_name: str, hook: str) -> str:

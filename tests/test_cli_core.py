@@ -236,3 +236,15 @@ def test_an_empty_answer_names_the_filter_nothing_has(project: Path) -> None:
     # A filter that exists but matches nothing here says nothing more.
     result = CliRunner().invoke(main, ["search", "kubernetes", "--room", "database"])
     assert "no memory has" not in result.output
+
+
+def test_adding_the_same_text_twice_saves_it_once(project: Path) -> None:
+    first = cli("add", "--room", "database", "--cwd", str(project), "Pool size is 20.")
+    again = cli("add", "--room", "database", "--cwd", str(project), "Pool size is 20.")
+    entry_id = first.split()[1]
+    assert again.startswith(f"already saved {entry_id}")
+    files = [p for p in (paths.state_root() / "rooms" / "database").glob("*.md")]
+    assert [p.name for p in files if p.name != "MEMORY.md"] == ["pool-size-is-20.md"]
+    # The same text elsewhere (a project memory) is another memory.
+    other = cli("add", "--cwd", str(project), "Pool size is 20.")
+    assert other.startswith("saved ")

@@ -40,8 +40,8 @@ def _writer(n: int, project: str, home: str, out: Any) -> None:
     with open_index() as idx:
         idx.room_classifier = room_classifier()
         for i in range(PER_WRITER):
-            text = (
-                f"Shared fact number {i}: the build uses cache level {i}."
+            text = (  # the same file name for every writer (six words), a text of its own
+                f"Shared fact number {i}: the build uses cache level {i}, says writer {n}."
                 if i % SHARED_EVERY == 0
                 else f"Writer {n} fact {i}: widget {n}-{i} runs on port {8000 + i}."
             )

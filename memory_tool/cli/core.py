@@ -196,6 +196,7 @@ def add(
         )
     if type_ is None:
         type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
+    created: list[bool] = []
     with open_index() as idx:
         entry = add_memory(
             idx,
@@ -208,11 +209,14 @@ def add(
             description=description,
             tier=tier,
             always=always,
+            created=created,
         )
     if as_json:
-        click.echo(json.dumps(_entry_row(entry), ensure_ascii=False))
-    else:
+        click.echo(json.dumps(_entry_row(entry) | {"new": created[0]}, ensure_ascii=False))
+    elif created[0]:
         click.echo(f"saved {entry.id} -> {entry.path}")
+    else:
+        click.echo(f"already saved {entry.id} -> {entry.path} (the same text; nothing written)")
 
 
 def _embed_progress() -> Any:
