@@ -182,3 +182,21 @@ def test_several_tags_on_one_line_are_separate_lessons_in_every_tier(
     adr = next(t for d, t in wiki.items() if d.startswith("We use RS256"))
     assert "**Decision:** We use RS256 for JWT signing." in adr and "refresh token" not in adr
     assert any(f"**Gotcha:** {gotcha}" in t for t in wiki.values())
+
+
+def test_the_inbox_shows_this_projects_candidates_first_and_names_the_others(
+    project: Path, state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "elsewhere"
+    (other / ".git").mkdir(parents=True)
+    for kind, text, where in [
+        ("decision", "We use RS256 for JWTs.", other),
+        ("gotcha", "The staging DB is read-only on Fridays.", project),
+    ]:
+        inbox.write_candidates([(kind, text)], session="s1", project=paths.project_key(where),
+                               cwd=str(where), day="2026-11-30")  # fmt: skip
+    monkeypatch.chdir(project)
+    out = CliRunner().invoke(main, ["inbox"]).output
+    theirs = f"## {paths.project_key(other)}"
+    assert out.index("## this project") < out.index("read-only") < out.index(theirs)
+    assert out.index(theirs) < out.index("RS256")

@@ -246,10 +246,18 @@ def inbox(ctx: click.Context, as_json: bool) -> None:
         ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    for c in found:
-        where = "wiki" if c.tier == "wiki" else c.type
-        text = " ".join(c.text.split())
-        click.echo(f"{c.id}  {c.kind:<10} -> {where:<9} {c.created}  {text[:90]}")
+    # This project's candidates first; the others under their project, so that a lesson of
+    # one project is not accepted into another by mistake.
+    here = paths.project_key(os.getcwd())
+    projects = sorted({c.project for c in found}, key=lambda p: (p != here, p))
+    for project in projects:
+        if len(projects) > 1:
+            label = "this project" if project == here else (project or "no project")
+            click.echo(f"## {label}")
+        for c in (c for c in found if c.project == project):
+            where = "wiki" if c.tier == "wiki" else c.type
+            text = " ".join(c.text.split())
+            click.echo(f"{c.id}  {c.kind:<10} -> {where:<9} {c.created}  {text[:90]}")
     if not found:
         click.echo("inbox empty")
     else:
