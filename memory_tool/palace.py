@@ -146,6 +146,18 @@ def _refuse_background_room(room: str) -> None:
             f"room {room!r} is a background room (inject: false in rooms.yaml): its memories "
             "would never be recalled. File it in a topic room, or leave --room out."
         )
+    if room not in rooms.rooms:
+        # A new room is made on purpose (its folder, or rooms.yaml); a typo of an existing one
+        # would file the memory where no prompt finds it.
+        import difflib
+
+        close = difflib.get_close_matches(room, list(rooms.rooms), n=1, cutoff=0.8)
+        if close:
+            folder = paths.palace_dir("rooms") / room
+            raise MemoryToolError(
+                f"no room {room!r}: did you mean {close[0]!r}? To start a new room of that "
+                f"name, create its folder {folder} (or add it to rooms.yaml) first."
+            )
 
 
 def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | None) -> tree.Folder:

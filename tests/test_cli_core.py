@@ -248,3 +248,15 @@ def test_adding_the_same_text_twice_saves_it_once(project: Path) -> None:
     # The same text elsewhere (a project memory) is another memory.
     other = cli("add", "--cwd", str(project), "Pool size is 20.")
     assert other.startswith("saved ")
+
+
+def test_a_room_name_one_typo_from_a_room_is_refused(project: Path) -> None:
+    result = CliRunner().invoke(main, ["add", "--room", "databse", "--cwd", str(project), "x"])
+    assert result.exit_code == 1 and "did you mean 'database'" in result.output
+    assert not (paths.state_root() / "rooms" / "databse").exists()
+    # A new room on purpose: its folder first, or a name like no other room's.
+    (paths.state_root() / "rooms" / "databse").mkdir(parents=True)
+    assert cli("add", "--room", "databse", "--cwd", str(project), "x").startswith("saved")
+    assert cli("add", "--room", "billing", "--cwd", str(project), "Stripe is the PSP.").startswith(
+        "saved"
+    )
