@@ -371,6 +371,15 @@ def test_near_duplicates_and_contradictions(project: Path, mdir: Path) -> None:
     assert not any("project_other.md" in str(f.data) for f in report.findings)
 
 
+def test_numbered_rules_are_not_contradictions(project: Path, mdir: Path) -> None:
+    # "Rule 10" and "Rule 18" label two memories; they are no values that disagree.
+    mem(mdir, "feedback_r10.md", "Rule 10: review every migration before merging it.",
+        type_="feedback")  # fmt: skip
+    mem(mdir, "feedback_r18.md", "Rule 18: review every migration before deploying it.",
+        type_="feedback")  # fmt: skip
+    assert checks(report_for(project), "contradiction") == []
+
+
 def test_same_name_with_different_content_is_a_merge_candidate(project: Path, mdir: Path) -> None:
     mem(mdir, "project_ci_a.md", "CI runs on GitHub Actions.", title="ci-setup")
     mem(mdir, "project_ci_b.md", "Nightly builds are on the self-hosted runner.", title="ci-setup")

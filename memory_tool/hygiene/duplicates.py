@@ -39,6 +39,9 @@ MAX_MATCHES_PER_ENTRY = 2
 _WORDS = re.compile(r"[a-z][a-z0-9_-]{2,}")
 _TOKENS = re.compile(r"[a-z']+")
 _NUMBERS = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w])")
+# A number that labels a memory ("Rule 10:", "step 3", "#12") is no value two memories can
+# disagree on: numbered rules are not contradictions of each other.
+_LABELS = re.compile(r"\b(?:rule|step|item|point|note|part|no\.?)\s*\d+\b|#\d+\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`\n]{1,60})`")
 _NEGATIONS = frozenset(
     ("not", "no", "never", "dont", "don't", "doesn't", "isn't", "aren't", "won't", "can't")
@@ -86,7 +89,7 @@ class _Text:
             set(_WORDS.findall(text)) - _STOP,
             " ".join(sorted(text.split())),
             neg,
-            set(_NUMBERS.findall(text)),
+            set(_NUMBERS.findall(_LABELS.sub(" ", text))),
             set(_QUOTED.findall(text)),
         )
 
