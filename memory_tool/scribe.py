@@ -144,6 +144,11 @@ def _commands(state: dict[str, Any]) -> list[str]:
     return out
 
 
+_TAG_MARK = re.compile(
+    r"\**\[(?:DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**\s*", re.IGNORECASE
+)
+
+
 def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     """(section, line) candidates in the order they are worth keeping."""
     notes: dict[str, list[str]] = {}
@@ -152,7 +157,9 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     task = state["first_task"] or state["task"] or "(no task stated)"
     items: list[tuple[str, str]] = [("", f"Task: {_cut(task, TASK_LINE_MAX_CHARS)}")]
     if state["final"]:
-        items.append(("", f"Result: {_cut(state['final'], RESULT_LINE_MAX_CHARS)}"))
+        # The tags of a lesson ("[DECISION] ...") mark it for the Decisions list, not the result.
+        final = _TAG_MARK.sub("", state["final"]).strip()
+        items.append(("", f"Result: {_cut(final, RESULT_LINE_MAX_CHARS)}"))
     if state["task"] and state["task"] != task:
         items.append(("", f"Last request: {_cut(state['task'], TASK_LINE_MAX_CHARS)}"))
     items += [("Decisions", _cut(t, ITEM_MAX_CHARS)) for t in notes.get("decision", [])]

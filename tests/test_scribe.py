@@ -370,3 +370,16 @@ def test_a_session_that_only_said_thanks_gets_no_cold_summary(project: Path, sta
     state_now = load_state(sid)
     assert state_now is not None and state_now["prompt_count"] == 1  # the session was read
     assert not list((state / "cold").rglob("*.md"))
+
+
+def test_the_result_line_does_not_keep_the_tags_of_a_lesson() -> None:
+    # The tagged lesson goes to Decisions; the result says what happened, without the marks.
+    lesson = "We use RS256 for JWT signing."
+    state = {"notes": [{"kind": "decision", "text": lesson, "role": "a"}],
+             "first_task": "sign the tokens", "task": "sign the tokens",
+             "final": f"**[DECISION]:** {lesson} Tokens rotate hourly."}  # fmt: skip
+    full = digest.new_state("s-tags", "/tmp", "")
+    full.update(state)
+    items = scribe.summary_items(full)
+    assert ("", "Result: We use RS256 for JWT signing. Tokens rotate hourly.") in items
+    assert ("Decisions", "We use RS256 for JWT signing.") in items
