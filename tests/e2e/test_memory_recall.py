@@ -170,3 +170,34 @@ def test_a_follow_up_in_a_resumed_session_brings_the_rest_of_the_room(sandbox: S
     _ok(run_claude_with_memory(sandbox, closing, extra_args=["--resume", session_id]))
     after = injected_by(sandbox.api.main_requests()[0], "UserPromptSubmit")
     assert [b for b in after if b not in before] == []  # nothing new for a closing
+
+
+def test_a_note_claude_writes_mid_session_is_recalled_on_the_next_prompt(
+    sandbox: Sandbox,
+) -> None:
+    # Files are the truth between refreshes too: Claude saves a note into a palace room with
+    # its Write tool, and the next prompt of the same session (resumed: its SessionStart looks
+    # at this project's folder only) recalls it. No `memory-tool index`, no background refresh.
+    memory_tool(sandbox, "install")
+    memory_tool(sandbox, "index")  # as install.sh leaves it
+    note = state_dir(sandbox) / "rooms" / "authentication" / "rotation.md"
+    text = "Refresh tokens rotate every 15 minutes ZMIDQ."
+    sandbox.api.add_tool_use(
+        "Write",
+        {
+            "file_path": str(note),
+            "content": f"---\nname: rotation\ndescription: {text}\n---\n{text}\n",
+        },
+    )
+    sandbox.api.add_text("noted")
+    session_id = str(uuid.uuid4())
+    _ok(run_claude_with_memory(sandbox, "remember how token rotation works",
+                               extra_args=["--session-id", session_id]))  # fmt: skip
+    assert note.is_file()
+
+    sandbox.api.reset()
+    _ok(run_claude_with_memory(sandbox, "How does the login token refresh work?",
+                               extra_args=["--resume", session_id]))  # fmt: skip
+    req = sandbox.api.main_requests()[0]
+    (block,) = injected_by(req, "UserPromptSubmit")
+    assert "## Memories about authentication (L3)" in block and "ZMIDQ" in block
