@@ -260,3 +260,15 @@ def test_a_room_name_one_typo_from_a_room_is_refused(project: Path) -> None:
     assert cli("add", "--room", "billing", "--cwd", str(project), "Stripe is the PSP.").startswith(
         "saved"
     )
+
+
+def test_get_and_peek_print_the_ids_that_exist_and_name_the_missing(project: Path) -> None:
+    # An id from an old search may be gone: the rest of the fetch still comes back.
+    entry_id = cli("add", "--room", "database", "--cwd", str(project), "Pool size is 20.").split()[
+        1
+    ]
+    for command in ("get", "peek"):
+        result = CliRunner().invoke(main, [command, entry_id, "n-000000"])
+        assert result.exit_code == 1
+        assert "Pool size is 20" in result.output
+        assert "no memory with id 'n-000000'" in result.output

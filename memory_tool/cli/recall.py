@@ -12,7 +12,7 @@ import click
 
 from .. import paths, tokens
 from ..entry import full_text
-from ..errors import MemoryToolError
+from ..errors import MemoryToolError, UnknownIdError
 from ..index import open_index
 from ..recall import Hit, search
 from ..rooms import compiled_rooms, rooms_problems
@@ -171,10 +171,7 @@ def _semantic_ready(idx: Any) -> bool:
 @domain_errors
 def peek(ids: tuple[str, ...], as_json: bool) -> None:
     """Depth 2: id, room, type, date and the first 80 characters (about 50 tokens each)."""
-    wanted = checked_ids(ids)  # a bad id is refused before anything is opened or built
-    with open_index() as idx:
-        ensure_built(idx)
-        entries = [idx.get_current(i) for i in wanted]
+    entries, missing = _fetch(ids)
     if as_json:
         click.echo(
             json.dumps(
@@ -190,8 +187,9 @@ def peek(ids: tuple[str, ...], as_json: bool) -> None:
                 ]
             )
         )
-        return
-    _footer("".join(e.summary for e in entries))
+    elif entries:
+        _footer("".join(e.summary for e in entries))
+    _report_missing(missing)
 
 
 @main.command()
@@ -200,16 +198,37 @@ def peek(ids: tuple[str, ...], as_json: bool) -> None:
 @domain_errors
 def get(ids: tuple[str, ...], as_json: bool) -> None:
     """Depth 3: the full text. Fetch only what search and peek confirmed."""
-    wanted = checked_ids(ids)  # a bad id is refused before anything is opened or built
-    with open_index() as idx:
-        ensure_built(idx)
-        entries = [idx.get_current(i) for i in wanted]
+    entries, missing = _fetch(ids)
     if as_json:
         click.echo(
             json.dumps([{"id": e.id, "text": full_text(e), "path": e.path} for e in entries])
         )
-        return
-    _footer("".join(full_text(e) for e in entries))
+    elif entries:
+        _footer("".join(full_text(e) for e in entries))
+    _report_missing(missing)
+
+
+def _fetch(ids: tuple[str, ...]) -> tuple[list[Any], list[str]]:
+    """The entries of ``ids`` as their files are now, and the messages of those that are not
+    there: one stale id from an old search must not cost the agent the rest of its fetch."""
+    wanted = checked_ids(ids)  # a bad id is refused before anything is opened or built
+    entries, missing = [], []
+    with open_index() as idx:
+        ensure_built(idx)
+        for entry_id in wanted:
+            try:
+                entries.append(idx.get_current(entry_id))
+            except UnknownIdError as exc:
+                missing.append(str(exc))
+    return entries, missing
+
+
+def _report_missing(missing: list[str]) -> None:
+    """Errors for the ids that were not found, after what was: exit 1 if any."""
+    if missing:
+        for message in missing:
+            click.echo(f"Error: {message}", err=True)
+        raise SystemExit(1)
 
 
 __all__ = ["classify", "get", "paths", "peek", "search_cmd"]
