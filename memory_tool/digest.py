@@ -128,8 +128,14 @@ def _add_note(state: dict[str, Any], kind: str, text: str, role: str) -> bool:
 
 
 def _is_task(prompt: str) -> bool:
+    """A prompt that sets the session's task: not "yes", not "continue", and not a closing
+    ("thanks, works now", "ship it", "going with bigserial") that ends the task before it."""
+    from .followup import is_closing
+
     words = prompt.split()
-    return len(words) >= 2 and not is_ack(prompt) and situation_of(prompt) != "resume"
+    if len(words) < 2 or is_ack(prompt) or situation_of(prompt) == "resume":
+        return False
+    return not is_closing(prompt)
 
 
 def _record_prompt(state: dict[str, Any], prompt: str) -> None:

@@ -105,7 +105,8 @@ def test_on_prompt_sets_the_task_but_not_for_acknowledgements(project: Path) -> 
         .split("## Current task\n")[1]
         .startswith("Rename the billing module to payments everywhere")
     )
-    for ack in ("yes", "ok, go ahead", "continue", "where were we?"):
+    closings = ("thanks, works now", "ship it", "going with bigserial", "lgtm, merged")
+    for ack in ("yes", "ok, go ahead", "continue", "where were we?", *closings):
         digest.on_prompt({**base, "prompt": ack})
         state = load_state(SMALL_SID)
         assert state is not None and state["task"].startswith("Rename the billing module")
