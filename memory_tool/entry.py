@@ -362,6 +362,11 @@ def render(entry: Entry) -> None:
     entry.line = f"{head}{body}\n"
     entry.line_tokens = tokens.count(entry.line)
     preview_src = one_line(entry.description) or one_line(entry.body) or one_line(entry.name)
+    if entry.source == "session":
+        # A transcript chunk's description only says who spoke when: the peek that decides
+        # whether to fetch it needs what was said.
+        role = str(entry.extra.get("role") or "")
+        preview_src = (f"{role}: " if role else "") + one_line(entry.body)
     preview = escape_fence(preview_src[:PREVIEW_CHARS])
     if len(preview_src) > PREVIEW_CHARS:
         preview += "…"

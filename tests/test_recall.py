@@ -259,6 +259,8 @@ def test_past_sessions_are_indexed_incrementally(project: Path) -> None:
         assert idx.refresh(project).sessions_added == 2
         hits = search(idx, "rotate signing keys")
         assert hits and hits[0].entry.type == "session"
+        # Its peek shows what was said, so an agent can decide whether to fetch it.
+        assert "person: how do we rotate the signing keys" in hits[0].entry.summary
         offset = idx.conn.execute("SELECT offset FROM transcripts").fetchone()[0]
         assert offset == log.stat().st_size
         # Rewrite what was already read with garbage of the same length: a re-read would lose
