@@ -95,6 +95,17 @@ def row_to_entry(row: sqlite3.Row) -> Entry:
     return Entry(**{k: data[k] for k in ENTRY_COLUMNS if k in data})
 
 
+def _writable(db_path: Path) -> bool:
+    """Whether the index may be created or written where it lives (the nearest existing folder
+    on its way must be writable, and the file itself if it exists)."""
+    here = db_path.parent
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if not os.access(here, os.W_OK):
+        return False
+    return not db_path.exists() or os.access(db_path, os.W_OK)
+
+
 def _quarantine(db_path: Path) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
@@ -124,12 +135,24 @@ class Index:
         """Open (creating if needed); a database that is not readable is moved aside and rebuilt
         from the files on the next refresh."""
         db_path = path or paths.index_file()
+        if not _writable(db_path):
+            return cls._in_memory(db_path)
         ensure_dir(db_path.parent)
         try:
             return cls._connect(db_path)
         except sqlite3.DatabaseError:
             _quarantine(db_path)
             return cls._connect(db_path)
+
+    @classmethod
+    def _in_memory(cls, db_path: Path) -> Index:
+        """A read-only state folder (a mounted backup, a locked-down home): the index cannot
+        be written, but the files can be read, so an index in memory is built from them (the
+        brief needs this project's folder only). Nothing is moved aside or written."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        apply_migrations(conn)
+        return cls(conn, db_path)
 
     @classmethod
     def _connect(cls, db_path: Path) -> Index:

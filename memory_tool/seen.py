@@ -82,7 +82,10 @@ def remember_ids(
     elif room:
         data["room"], data["room_at"] = room, when
     data["updated"] = when
-    atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
+    try:
+        atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
+    except OSError:
+        pass  # a read-only state folder costs the no-repeat memory, never the injection itself
 
 
 def forget_old_sessions(now: float | None = None) -> int:

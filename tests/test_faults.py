@@ -970,3 +970,47 @@ def test_cli_on_a_damaged_index_says_so_and_recovers(world: World) -> None:
     listed = runner.invoke(main, ["list", "--json"])
     assert listed.exit_code == 0
     assert len(json.loads(listed.output)) >= 5
+
+
+def test_a_read_only_state_folder_still_gives_the_brief_and_the_cli(project: Path) -> None:
+    # A mounted backup, a locked-down home: the index cannot be written (it was quarantined
+    # and every command printed a traceback). The files can be read: an index in memory is
+    # built from them, and nothing is moved aside or written.
+    import shlex
+    import shutil
+
+    from memory_tool import paths
+    from memory_tool.index import open_index
+    from memory_tool.palace import add_memory, init_palace
+
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux) to mount the state folder read-only")
+    init_palace()
+    with open_index() as idx:
+        rule = add_memory(idx, "Never run migrations on Fridays ZROQ.", type_="feedback",
+                          cwd=project)  # fmt: skip
+        add_memory(idx, "Pool size is 20 ZPOOLQ.", type_="note", cwd=project, room="database")
+        idx.refresh(project)
+    state = shlex.quote(str(paths.state_root()))
+    cli = f"{shlex.quote(sys.executable)} -c 'from memory_tool.cli import main; main()'"
+    start = json.dumps({"session_id": "ro1", "cwd": str(project), "source": "startup",
+                        "hook_event_name": "SessionStart"})  # fmt: skip
+    hook = (
+        f"{shlex.quote(sys.executable)} -S {shlex.quote(str(REPO / 'hooks' / 'session_start.py'))}"
+    )
+    before = sorted(str(p) for p in paths.state_root().rglob("*"))
+    script = (
+        f"mount --bind {state} {state} && mount -o remount,bind,ro {state} || exit 77; "
+        f"cd {shlex.quote(str(project))}; {cli} wake; echo ==; {cli} search pool; echo ==; "
+        f"{cli} get {rule.id}; echo ==; echo {shlex.quote(start)} | {hook}"
+    )
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ))  # fmt: skip
+    if proc.returncode == 77 or "unshare failed" in proc.stderr:
+        pytest.skip(f"cannot mount read-only here: {proc.stderr.strip()[:200]}")
+    wake, search, get, hook_out = proc.stdout.split("==\n")
+    assert "ZROQ" in wake and "Traceback" not in proc.stderr
+    assert "n-" in search and "ZROQ" in get
+    assert json.loads(hook_out)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "ZROQ" in hook_out
+    assert sorted(str(p) for p in paths.state_root().rglob("*")) == before  # nothing moved aside
