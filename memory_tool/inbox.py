@@ -272,6 +272,16 @@ def accept(idx: Any, cid: str, room: str | None = None, cwd: str | None = None) 
     return entry
 
 
+def settle(kind: str, text: str, verdict: str) -> None:
+    """A lesson saved by other means (the Scribe promoted it to the wiki): its candidate, if
+    one waits, leaves the inbox and is not offered again (accepting it would save a copy)."""
+    cid = candidate_id(kind, text)
+    path = inbox_dir() / f"{cid}.md"
+    if path.exists() or cid not in {line.split()[0] for line in _decided()}:
+        _mark_decided(cid, verdict)
+        path.unlink(missing_ok=True)
+
+
 def reject(cid: str) -> Candidate:
     c = get_candidate(cid)
     _mark_decided(c.id, "rejected")

@@ -324,9 +324,13 @@ def promote(idx: Index, entry: Entry) -> list[Entry]:
     parts = sections(entry.body)
     files = [f for f in parts.get("Files changed", []) if not f.startswith("… and")]
     out = []
+    from .inbox import settle
+
     for section, kind in PROMOTED_SECTIONS.items():
         for item in parts.get(section, []):
             text = item.removeprefix("User: ")
+            # The same lesson waits in the inbox (a correction, if the user said it): settled.
+            settle("correction" if item.startswith("User: ") else kind, text, "promoted")
             desc = first_sentence(sanitize(text))
             if not desc or idx.query("source = 'wiki' AND description = ?", (desc,)):
                 continue

@@ -5,6 +5,7 @@ JSON files under ``<state>/sessions/``, removed after a few days."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -82,10 +83,9 @@ def remember_ids(
     elif room:
         data["room"], data["room_at"] = room, when
     data["updated"] = when
-    try:
+    # A read-only state folder costs the no-repeat memory, never the injection itself.
+    with contextlib.suppress(OSError):
         atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
-    except OSError:
-        pass  # a read-only state folder costs the no-repeat memory, never the injection itself
 
 
 def forget_old_sessions(now: float | None = None) -> int:

@@ -22,7 +22,7 @@ from test_tiers_support import (
     state_files,
 )
 
-from memory_tool import digest, scribe
+from memory_tool import digest, inbox, scribe
 from memory_tool.cli import main
 from memory_tool.hot import load_state
 from memory_tool.index import open_index
@@ -136,6 +136,8 @@ def test_roll_promotes_decisions_and_gotchas_then_removes_old_summaries(
     recent = _summarise(project, "tiers_small")
     _age(old, "2026-10-20")  # 40 days before today (MEMORY_TOOL_TODAY=2026-11-29)
     _age(recent, "2026-11-01")  # 28 days: inside the 30-day window
+    waiting = {c.text for c in inbox.list_candidates()}
+    assert "Always run mypy before committing." in waiting
     with open_index() as idx:
         report = scribe.roll(idx)
         assert report.removed == [str(old)]
@@ -152,6 +154,10 @@ def test_roll_promotes_decisions_and_gotchas_then_removes_old_summaries(
     assert any("**Gotcha:** The test suite needs Redis" in t for t in texts.values())
     assert any("Always run mypy before committing" in d for d in texts)  # the user's rule
     assert (state / "wiki" / "MEMORY.md").read_text().count("- [") == len(wiki)
+    # What was promoted leaves the inbox: accepting it too would save a copy.
+    left = {c.text for c in inbox.list_candidates()}
+    assert "Always run mypy before committing." not in left
+    assert not any(t.startswith("Store idempotency records in Redis") for t in left)
     # Promotion happens once: rolling again (or the same decision twice) adds nothing.
     with open_index() as idx:
         assert scribe.roll(idx).removed == []
