@@ -274,6 +274,9 @@ def _parse_yaml_config() -> dict[str, Any]:
 _CACHE_NAME = "config-checked"
 # Problems already printed by this process: a command that reads the config ten times says it once.
 _SAID: set[str] = set()
+# Whether config problems are also printed on stderr: yes for the CLI, no in a hook (a hook's
+# output is its JSON; what went wrong goes to the hook log and the SessionStart hygiene line).
+STDERR_NOTES = True
 
 
 def _checked() -> dict[str, Any]:
@@ -298,7 +301,7 @@ def load_config() -> dict[str, Any]:
     checked = _checked()
     for problem in config_problems():
         text = f"memory-tool: {problem.get('message', '')}"
-        if text not in _SAID:
+        if text not in _SAID and STDERR_NOTES:
             _SAID.add(text)
             print(text, file=sys.stderr)
     return _merge(DEFAULTS, checked["settings"])

@@ -251,6 +251,9 @@ def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = Non
     out = stdout or sys.stdout
     if os.environ.get("MEMORY_TOOL_NESTED"):  # a `claude -p` we started ourselves: stay out
         return 0
+    from . import config
+
+    config.STDERR_NOTES = False  # a hook says nothing on stderr: problems go to the log
     try:
         raw = (stdin or sys.stdin.buffer).read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
