@@ -131,10 +131,10 @@ def handoff(session: str | None, cwd: str) -> None:
     target = handoff_mod.target(cwd)
     state = load_state(session) if session else latest_state(cwd)
     sid = session or (state["session_id"] if state else "")
-    click.echo(f"Write the handoff to {target}")
+    # Where it goes on stderr, the template alone on stdout: `handoff > thoughts/HANDOFF.md`.
+    click.echo(f"Write the handoff to {target}", err=True)
     if target.exists():
-        click.echo("(it exists: replace it with this session's handoff)")
-    click.echo("")
+        click.echo("(it exists: replace it with this session's handoff)", err=True)
     click.echo(handoff_mod.render_template(cwd, sid), nl=False)
 
 
