@@ -272,3 +272,13 @@ def test_get_and_peek_print_the_ids_that_exist_and_name_the_missing(project: Pat
         assert result.exit_code == 1
         assert "Pool size is 20" in result.output
         assert "no memory with id 'n-000000'" in result.output
+
+
+def test_search_takes_a_project_by_its_folder(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli("add", "--cwd", str(project), "The billing API listens on port 8765.")
+    for name in (str(project), paths.project_key(project)):
+        assert "p-" in cli("search", "billing port", "--project", name)
+    monkeypatch.chdir(project)
+    assert "p-" in cli("search", "billing port", "--project", ".")

@@ -6,6 +6,7 @@ person) sees what a lookup cost."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import click
@@ -79,7 +80,10 @@ def _hit_json(h: Hit) -> dict[str, Any]:
 @click.option(
     "--type", "type_", help="Only this type (user, feedback, project, wiki, cold, session…)."
 )
-@click.option("--project", help="Only this project (folder name under <config>/projects).")
+@click.option(
+    "--project",
+    help="Only this project: its folder (a path, or .) or its key under <config>/projects.",
+)
 @click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
 @click.option(
     "--queries",
@@ -110,6 +114,8 @@ def search_cmd(
 
     Searches every memory, room, wiki page, cold summary and past session: by words, and by
     meaning too where the semantic extra is installed and `memory-tool index` stored vectors."""
+    if project and (os.sep in project or project == ".") and os.path.isdir(project):
+        project = paths.project_key(project)  # a folder, as people name projects
     with open_index() as idx:
         idx.refresh()
         semantic = not lexical and _semantic_ready(idx)
