@@ -319,7 +319,8 @@ _SCALAR_TYPES = (str, int, float, dt.date)
 def _text_of(value: Any) -> str:
     if not isinstance(value, _SCALAR_TYPES):
         return ""
-    return str(value).strip()
+    # YAML's "\ud800" escapes make lone surrogates, which no UTF-8 database or file can hold.
+    return str(value).encode("utf-8", "replace").decode("utf-8").strip()
 
 
 def one_line(text: str) -> str:

@@ -253,7 +253,9 @@ def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = Non
         return 0
     from . import config
 
-    config.STDERR_NOTES = False  # a hook says nothing on stderr: problems go to the log
+    # A hook says nothing on stderr: problems go to the log (restored after, for a process
+    # that runs a hook in-process and is a CLI too).
+    said, config.STDERR_NOTES = config.STDERR_NOTES, False
     try:
         raw = (stdin or sys.stdin.buffer).read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
@@ -281,6 +283,8 @@ def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = Non
         out.flush()
     except BaseException as exc:  # noqa: BLE001 - fail open, whatever happened
         log_error(event, exc)
+    finally:
+        config.STDERR_NOTES = said
     return 0
 
 

@@ -154,3 +154,17 @@ def test_prefix_range_holds_exactly_the_paths_under_a_folder() -> None:
     outside = ["/a/mem", "/a/mem0/x.md", "/a/mem-b/x.md", "/a/me/x.md", "/b/mem/x.md"]
     assert all(low <= p < high for p in inside)
     assert not any(low <= p < high for p in outside)
+
+
+def test_lone_surrogates_in_frontmatter_values_do_not_stop_the_index(project: Path) -> None:
+    # YAML's "\ud800" escape makes a lone surrogate, which SQLite cannot store (found by the
+    # fuzzing in test_faults.py once a wiki record's project: was read).
+    wiki = paths.state_root() / "wiki"
+    wiki.mkdir(parents=True)
+    (wiki / "odd.md").write_text(
+        '---\nname: odd\nproject: "p\\ud800x"\nroom: "r\\udfffy"\nid: "\\ud800"\n---\nOdd text.\n'
+    )
+    with open_index() as idx:
+        idx.refresh(project)
+        (entry,) = idx.query("source = 'wiki'")
+    assert (entry.project, entry.room, entry.body.strip()) == ("p?x", "r?y", "Odd text.")
