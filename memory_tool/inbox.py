@@ -35,11 +35,14 @@ KINDS: dict[str, tuple[str, str | None]] = {
 
 # `[DECISION] text`, `**[GOTCHA]:** text`, `- [defer] — text`: the tag anywhere in a line, the
 # rest of that line the candidate, up to the next tag: `[DECISION] a. [GOTCHA] b.` is two lessons.
+_TAGS = "DECISION|GOTCHA|REUSE|DEFER"
+# A tag with the marks around it: `**[GOTCHA]:** `.
+_TAG_MARK = rf"\[({_TAGS})\]\**\s*[:\-\u2013\u2014]?\s*\**\s*"
 TAG_RE = LazyPattern(
-    r"\[(DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**\s*"
-    r"(?P<text>\S(?:(?!\[(?:DECISION|GOTCHA|REUSE|DEFER)\]).)*)",
+    rf"{_TAG_MARK}(?P<text>\S(?:(?!\[(?:{_TAGS})\]).)*)",
     re.IGNORECASE,
 )
+TAG_MARK_RE = LazyPattern(rf"\**{_TAG_MARK}", re.IGNORECASE)
 # What a line may hold between one tagged lesson and the next tag ("a. - **[GOTCHA]** b").
 _BETWEEN_TAGS = " \t*_|;,-\u2013\u2014"
 # A sentence the person typed that corrects or constrains how Claude works.

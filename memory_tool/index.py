@@ -351,13 +351,7 @@ class Index:
         self._write(entries, [])
 
     def remove_paths_with_prefix(self, prefix: str) -> None:
-        paths_ = [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT path FROM entries WHERE path >= ? AND path < ?", _prefix_range(prefix)
-            )
-        ]
-        self._write([], paths_)
+        self._write([], self.paths_under(prefix))
 
     def _free_id(self, e: Entry, previous: str | None) -> str:
         """Keep an entry's id across re-indexing; resolve a rare hash clash with a salt."""
@@ -450,13 +444,7 @@ class Index:
         removable: list[str] = []
         for folder in full_scan:
             # Rows before files (see refresh): a file indexed meanwhile is not "removed".
-            prefix = str(folder.path) + os.sep
-            removable += [
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT path FROM entries WHERE path >= ? AND path < ?", _prefix_range(prefix)
-                )
-            ]
+            removable += self.paths_under(str(folder.path) + os.sep)
             for p, mtime, size in tree.scan(folder):
                 found[str(p)] = (mtime, size, folder)
         # Known always-loaded facts in folders not scanned in full: stat them one by one.
@@ -513,7 +501,7 @@ class Index:
         found: dict[str, tuple[int, int, tree.Folder]] = {}
         removable: list[str] = []
         for folder in stale + [tree.Folder(Path(d), "room") for d in gone]:
-            removable += self._paths_under(str(folder.path) + os.sep)
+            removable += self.paths_under(str(folder.path) + os.sep)
             if str(folder.path) in listed:
                 for p, mtime, size in tree.scan(folder):
                     found[str(p)] = (mtime, size, folder)
@@ -526,11 +514,12 @@ class Index:
         stored = self._stored("path IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
         return self._sync(found, stored, [p for p in removable if p in stored])
 
-    def _paths_under(self, prefix: str) -> list[str]:
+    def paths_under(self, prefix: str) -> list[str]:
+        """The indexed paths that start with ``prefix`` (a range scan of the path index)."""
         return [
             r[0]
             for r in self.conn.execute(
-                "SELECT path FROM entries WHERE path >= ? AND path < ?", _prefix_range(prefix)
+                "SELECT path FROM entries WHERE path >= ? AND path < ?", prefix_range(prefix)
             )
         ]
 
@@ -626,7 +615,7 @@ class Index:
         return self.refresh(cwd)
 
 
-def _prefix_range(prefix: str) -> tuple[str, str]:
+def prefix_range(prefix: str) -> tuple[str, str]:
     """Bounds of the paths that start with ``prefix``, for a range scan of the path index
     (``substr(path, ...) = prefix`` read the whole table: 40 ms a SessionStart at 100,000)."""
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)

@@ -227,12 +227,12 @@ def add_memory(
 
 def find_duplicate(index: Index, folder: Path, body: str) -> Entry | None:
     """The memory of ``folder`` (its sub-folders included) whose text is ``body``, if any."""
-    prefix = str(folder) + os.sep
-    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    from .index import prefix_range
+
     rows = index.conn.execute(
         "SELECT path, body FROM entries WHERE path >= ? AND path < ? "
         "AND length(body) BETWEEN ? AND ?",
-        (prefix, upper, len(body), len(body) + 8),
+        (*prefix_range(str(folder) + os.sep), len(body), len(body) + 8),
     ).fetchall()
     for row in rows:
         if row["body"].strip() == body and os.path.exists(row["path"]):

@@ -49,6 +49,7 @@ from .hot import (
     session_lock,
     write_hot_file,
 )
+from .inbox import TAG_MARK_RE
 from .index import Index, open_index
 from .privacy import sanitize, strip_injected
 
@@ -144,11 +145,6 @@ def _commands(state: dict[str, Any]) -> list[str]:
     return out
 
 
-_TAG_MARK = re.compile(
-    r"\**\[(?:DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**\s*", re.IGNORECASE
-)
-
-
 def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     """(section, line) candidates in the order they are worth keeping."""
     notes: dict[str, list[str]] = {}
@@ -158,7 +154,7 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     items: list[tuple[str, str]] = [("", f"Task: {_cut(task, TASK_LINE_MAX_CHARS)}")]
     if state["final"]:
         # The tags of a lesson ("[DECISION] ...") mark it for the Decisions list, not the result.
-        final = _TAG_MARK.sub("", state["final"]).strip()
+        final = TAG_MARK_RE.sub("", state["final"]).strip()
         items.append(("", f"Result: {_cut(final, RESULT_LINE_MAX_CHARS)}"))
     if state["task"] and state["task"] != task:
         items.append(("", f"Last request: {_cut(state['task'], TASK_LINE_MAX_CHARS)}"))

@@ -147,9 +147,9 @@ def test_palace_sources_get_their_types_and_rooms(project: Path) -> None:
 
 
 def test_prefix_range_holds_exactly_the_paths_under_a_folder() -> None:
-    from memory_tool.index import _prefix_range
+    from memory_tool.index import prefix_range
 
-    low, high = _prefix_range("/a/mem/")
+    low, high = prefix_range("/a/mem/")
     inside = ["/a/mem/x.md", "/a/mem/sub/y.md", "/a/mem/\U0010ffff.md"]
     outside = ["/a/mem", "/a/mem0/x.md", "/a/mem-b/x.md", "/a/me/x.md", "/b/mem/x.md"]
     assert all(low <= p < high for p in inside)
