@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402  (bench is not the hook path)
 
-from memory_tool.classify import (  # noqa: E402
+from memory_tool.store.classify import (  # noqa: E402
     ROOM_THRESHOLD,
     CompiledRooms,
     classify,
@@ -229,7 +229,7 @@ def main() -> None:
     cache_file = tmp / "rooms.json"
     cache_file.write_text(cached, encoding="utf-8")
     hook_code = (
-        "from memory_tool.classify import CompiledRooms, classify\n"
+        "from memory_tool.store.classify import CompiledRooms, classify\n"
         f"r = CompiledRooms.from_json(open({str(cache_file)!r}).read())\n"
         "classify('kubernets pod stuck in CrashLoopBackOff after the deploy', r)\n"
     )

@@ -49,8 +49,8 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402  (bench is not the hook path)
 
-from memory_tool.classify import CompiledRooms, classify, compile_rooms  # noqa: E402
-from memory_tool.followup import choose_rooms, is_follow_up  # noqa: E402
+from memory_tool.recall.followup import choose_rooms, is_follow_up  # noqa: E402
+from memory_tool.store.classify import CompiledRooms, classify, compile_rooms  # noqa: E402
 
 SETS = [REPO / "tests" / "data" / f"followups{i}.jsonl" for i in (1, 2, 3, 4, 5, 6, 7, 8, 9)]
 TEMPLATE = REPO / "templates" / "rooms.yaml"

@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memory_tool.paths import sanitize_path  # noqa: E402
+from memory_tool.base.paths import sanitize_path  # noqa: E402
 
 PROJECTS = 20
 # A session's prompts and the tool calls per prompt: a typical working session is an hour or

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memory_tool.paths import sanitize_path  # noqa: E402
+from memory_tool.base.paths import sanitize_path  # noqa: E402
 
 # Up to this many projects, each with at most this many auto-memory files: a few dozen per
 # project across ~20 projects is what a busy Claude Code user accumulates.

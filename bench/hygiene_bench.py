@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from memory_tool.paths import sanitize_path  # noqa: E402
+from memory_tool.base.paths import sanitize_path  # noqa: E402
 
 # Median of this many runs per cell (after one warm-up run): enough to steady a 2-core machine.
 RUNS = 11

@@ -159,7 +159,7 @@ def write_sessions(sample: dict[str, Any], home: Path) -> Haystack:
 
 
 def write_facts(sample: dict[str, Any], home: Path) -> Haystack:
-    from memory_tool.palace import first_sentence, slugify
+    from memory_tool.store.palace import first_sentence, slugify
 
     conv = sample["conversation"]
     hs = Haystack(sample["sample_id"], "facts", home)
@@ -231,8 +231,8 @@ def query_cli(hs: Haystack) -> list[list[str]]:
 
 def query_in_process(hs: Haystack) -> list[list[str]]:
     """The same function the CLI calls (recall.search), without a process per conversation."""
-    from memory_tool.index import open_index
-    from memory_tool.recall import search
+    from memory_tool.recall.room import search
+    from memory_tool.store.index import open_index
 
     old = dict(os.environ)
     os.environ.update(bench_env(hs.home, **MODE_ENV))
@@ -274,7 +274,7 @@ def flow_tokens(hs: Haystack, ranked_ids: list[str], question: str, d3: int) -> 
     """Exact cl100k tokens the agent reads (and types) in the progressive flow for one
     question: `search` (top 10 ids), `peek` of the top 3, `get` of the top ``d3``; each output
     ends with its token footer as the CLI prints it."""
-    from memory_tool import tokens
+    from memory_tool.base import tokens
 
     def with_footer(text: str) -> int:
         n = tokens.count(text)

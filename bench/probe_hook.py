@@ -1,5 +1,5 @@
 """Where a hook's time goes, in-process (run by bench/scale_bench.py with `python -S`, like the
-hook, in a sandboxed environment): importing memory_tool.hooks and the event's handler, the first
+hook, in a sandboxed environment): importing memory_tool.runtime.dispatch and the event's handler, the first
 handler call (which also pays for lazy imports and cold caches), and the median of later calls
 (the hook's own work). Prints one JSON object.
 
@@ -11,7 +11,7 @@ import time
 
 # Timed before anything else is imported: what the hook imports, it pays for here too.
 _t0 = time.perf_counter()
-from memory_tool import hooks  # noqa: E402
+from memory_tool.runtime import dispatch as hooks  # noqa: E402
 
 _load_one = getattr(hooks, "_load_handler", None)  # one module per event, or all, by version
 if _load_one is not None:
@@ -23,7 +23,7 @@ _imports = time.perf_counter() - _t0
 
 
 def main() -> int:
-    import json  # already imported by memory_tool.hooks
+    import json  # already imported by memory_tool.runtime.dispatch
     import os
     import statistics
 

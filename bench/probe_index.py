@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from memory_tool.index import open_index
-from memory_tool.rooms import room_classifier
+from memory_tool.store.index import open_index
+from memory_tool.store.rooms import room_classifier
 
 
 def main() -> int:

@@ -11,8 +11,8 @@ import statistics
 import sys
 import time
 
-from memory_tool.index import open_index
-from memory_tool.recall import deep_recall, search
+from memory_tool.recall.room import deep_recall, search
+from memory_tool.store.index import open_index
 
 
 def main() -> int:

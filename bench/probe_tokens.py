@@ -16,11 +16,11 @@ import statistics
 import sys
 from pathlib import Path
 
-from memory_tool import tokens
-from memory_tool.config import budget, load_config
-from memory_tool.index import open_index
-from memory_tool.recall import is_past_question, room_recall
-from memory_tool.recall_hook import L3_MAX_CHARS, prompt_context
+from memory_tool.base import tokens
+from memory_tool.base.config import budget, load_config
+from memory_tool.recall.room import is_past_question, room_recall
+from memory_tool.runtime.prompt_submit import L3_MAX_CHARS, prompt_context
+from memory_tool.store.index import open_index
 
 PROMPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "prompts.jsonl"
 

@@ -237,7 +237,7 @@ def main() -> int:
 
         n = int(conversations) if conversations else None
         locomo_bench.run(res, OUT, conversations=n)
-        from memory_tool import semantic
+        from memory_tool.store import semantic
 
         if semantic.installed():  # the optional extra, measured as a second configuration
             locomo_bench.run(res, OUT, conversations=n, mode="semantic")

@@ -54,8 +54,8 @@ QUERIES = [
 ]
 APPEND_PROBE = """
 import json, time
-from memory_tool.index import open_index
-from memory_tool.sessions import refresh_sessions
+from memory_tool.store.index import open_index
+from memory_tool.store.sessions import refresh_sessions
 idx = open_index()
 t = time.perf_counter(); n = refresh_sessions(idx); first = time.perf_counter() - t
 t = time.perf_counter(); m = refresh_sessions(idx); again = time.perf_counter() - t

@@ -27,7 +27,7 @@ def run(event: str) -> None:
     status = None
     stdin = None
     try:
-        from memory_tool import client
+        from memory_tool.runtime import client
 
         if event in client.ROUTED_EVENTS:
             stdin = sys.stdin.buffer.read(client.MAX_STDIN_BYTES + 1)
@@ -39,7 +39,7 @@ def run(event: str) -> None:
     try:
         import io
 
-        from memory_tool import hooks
+        from memory_tool.runtime import dispatch as hooks
     except Exception:  # noqa: BLE001 - never break the session
         sys.exit(0)
     code = hooks.run(event, stdin=None if stdin is None else io.BytesIO(stdin))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code UserPromptSubmit hook for memory-tool: a shim over memory_tool.hooks (fails open)."""
+"""Claude Code UserPromptSubmit hook for memory-tool: a shim over memory_tool.runtime.dispatch (fails open)."""
 
 import _bootstrap
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-from memory_tool.classify import _fuzzy_term, compile_rooms  # noqa: E402
-from memory_tool.words import FUZZY_MIN_LEN, STOP_WORDS, stem, tokenize  # noqa: E402
+from memory_tool.store.classify import _fuzzy_term, compile_rooms  # noqa: E402
+from memory_tool.store.words import FUZZY_MIN_LEN, STOP_WORDS, stem, tokenize  # noqa: E402
 
 # Two words are forms of one word when, after their longest common start (at least
 # INFLECTION_MIN_SHARED letters), what is left of each is an ending of English inflection or

@@ -76,7 +76,7 @@ def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
 
 def log_text() -> str:
     """The hook log so far ("" when nothing was logged)."""
-    from memory_tool import paths
+    from memory_tool.base import paths
 
     log = paths.log_file()
     return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""

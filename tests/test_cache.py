@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memory_tool import cache, paths
-from memory_tool.resources import template_path
-from memory_tool.rooms import compiled_rooms, rooms_yaml
+from memory_tool.base import cache, paths
+from memory_tool.base.resources import template_path
+from memory_tool.store.rooms import compiled_rooms, rooms_yaml
 
 
 def test_a_value_is_built_once_while_its_sources_stay_the_same(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_tool.classify import (
+from memory_tool.base.errors import ConfigError
+from memory_tool.store.classify import (
     CONCERN_RANK_FACTOR,
     MATURE_CONFIDENCE,
     ROOM_THRESHOLD,
@@ -35,7 +36,6 @@ from memory_tool.classify import (
     stem,
     tokenize,
 )
-from memory_tool.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "rooms.yaml"
@@ -491,7 +491,7 @@ def test_classifying_from_the_cached_json_imports_nothing_heavy(
     cached.write_text(rooms.to_json(), encoding="utf-8")
     script = (
         "import json, sys\n"
-        "from memory_tool.classify import CompiledRooms, classify\n"
+        "from memory_tool.store.classify import CompiledRooms, classify\n"
         f"rooms = CompiledRooms.from_json(open({str(cached)!r}).read())\n"
         "found = classify('kubernets pod stuck in CrashLoopBackOff', rooms)\n"
         "heavy = [m for m in ('yaml', 'rapidfuzz', 'click', 'tiktoken', 'frontmatter')"
@@ -681,7 +681,7 @@ def test_classify_cli_explains_its_choice() -> None:
     ],
 )
 def test_a_move_to_a_version_number_is_marked(text: str, marked: bool) -> None:
-    from memory_tool.words import tokenize
+    from memory_tool.store.words import tokenize
 
     assert ("versionbump" in tokenize(text).words) is marked
 
@@ -706,9 +706,9 @@ def test_general_programming_is_a_background_room(rooms: CompiledRooms) -> None:
 
 
 def test_a_memory_cannot_be_filed_in_a_background_room(project: Path) -> None:
-    from memory_tool.errors import MemoryToolError
-    from memory_tool.index import open_index
-    from memory_tool.palace import add_memory
+    from memory_tool.base.errors import MemoryToolError
+    from memory_tool.store.index import open_index
+    from memory_tool.store.palace import add_memory
 
     with open_index() as idx, pytest.raises(MemoryToolError, match="background room"):
         add_memory(idx, "a trie note", type_="note", cwd=project, room="general-programming")

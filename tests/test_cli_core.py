@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memory_tool import paths, tokens
+from memory_tool.base import paths, tokens
 from memory_tool.cli import main
 
 
@@ -34,8 +34,8 @@ def test_an_unedited_copy_of_an_older_template_is_upgraded_an_edited_one_kept() 
     room vocabulary up to date for users who never touched rooms.yaml, and only for them."""
     import hashlib
 
-    from memory_tool.palace import SHIPPED_RECORD
-    from memory_tool.resources import templates_dir
+    from memory_tool.base.resources import templates_dir
+    from memory_tool.store.palace import SHIPPED_RECORD
 
     cli("init")
     root = paths.state_root()
@@ -62,7 +62,7 @@ def test_an_unedited_copy_of_an_older_template_is_upgraded_an_edited_one_kept() 
 
 
 def test_a_palace_file_from_before_the_record_is_left_alone() -> None:
-    from memory_tool.palace import SHIPPED_RECORD
+    from memory_tool.store.palace import SHIPPED_RECORD
 
     cli("init")
     root = paths.state_root()

@@ -18,9 +18,10 @@ import pytest
 from helpers import REPO
 from test_faults import check_output, substantial_transcript
 
-from memory_tool import paths, tree
-from memory_tool.index import open_index
-from memory_tool.settings import HOOK_EVENTS, hook_command
+from memory_tool.base import paths
+from memory_tool.runtime.settings import HOOK_EVENTS, hook_command
+from memory_tool.store import tree
+from memory_tool.store.index import open_index
 
 WRITERS = 8
 PER_WRITER = 100
@@ -32,9 +33,9 @@ LINE_RE = re.compile(r"^- \[[^\]]*\]\(([^)]+)\) — ")
 def _writer(n: int, project: str, home: str, out: Any) -> None:
     """One process adding PER_WRITER memories through the library, as `memory-tool add` does."""
     os.environ["HOME"] = home
-    from memory_tool.index import open_index
-    from memory_tool.palace import add_memory
-    from memory_tool.rooms import room_classifier
+    from memory_tool.store.index import open_index
+    from memory_tool.store.palace import add_memory
+    from memory_tool.store.rooms import room_classifier
 
     made = []
     with open_index() as idx:
@@ -237,7 +238,7 @@ def test_a_memory_indexed_while_a_refresh_scans_is_kept(
 ) -> None:
     """The interleaving behind a lost index row: a refresh lists the folder, another process
     then writes and indexes a new memory, and the refresh goes on. The new row must survive."""
-    from memory_tool.palace import add_memory
+    from memory_tool.store.palace import add_memory
 
     with open_index() as idx:
         add_memory(idx, "An old fact.", type_="project", cwd=project)

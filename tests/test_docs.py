@@ -12,7 +12,7 @@ from helpers import REPO, run_hook, start_payload
 from test_tiers_support import LONG_SID, hook_json, install_transcript, payload
 
 from memory_tool.cli import main
-from memory_tool.handoff import marker_path
+from memory_tool.tiers.handoff import marker_path
 
 README = (REPO / "README.md").read_text()
 
@@ -43,7 +43,7 @@ def test_the_readme_gives_the_install_and_test_commands_ci_runs() -> None:
 def test_config_template_documents_every_default() -> None:
     import yaml
 
-    from memory_tool.config import DEFAULTS
+    from memory_tool.base.config import DEFAULTS
 
     template = yaml.safe_load((REPO / "templates" / "config.yaml").read_text())
     assert set(template) == set(DEFAULTS)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import write_memory
 
-from memory_tool import paths
+from memory_tool.base import paths
 from memory_tool.hygiene.doctor import diagnose
 from memory_tool.hygiene.fix import fix, insert_created
 from memory_tool.hygiene.report import LABELS, NOTE, PROBLEM, Finding, Report
@@ -23,7 +23,7 @@ from memory_tool.hygiene.wake_line import (
     wake_units,
     wake_warning,
 )
-from memory_tool.index import open_index
+from memory_tool.store.index import open_index
 
 TODAY = dt.date(2026, 11, 29)  # conftest pins MEMORY_TOOL_TODAY
 
@@ -634,7 +634,7 @@ def test_fix_skips_a_file_changed_since_the_check(project: Path, mdir: Path) -> 
 def test_line_tokens_is_exact_without_counting_each_number(project: Path) -> None:
     import random
 
-    from memory_tool import tokens
+    from memory_tool.base import tokens
 
     assert all(tokens.count(f"{n:03d}") == 1 for n in range(1000))  # what line_tokens relies on
     rng = random.Random(5)

@@ -24,10 +24,11 @@ from helpers import REPO, log_text, start_payload, write_memory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_tool import hooks, paths
-from memory_tool.index import open_index
-from memory_tool.recall import search
-from memory_tool.settings import HOOK_EVENTS, hook_command
+from memory_tool.base import paths
+from memory_tool.recall.room import search
+from memory_tool.runtime import dispatch as hooks
+from memory_tool.runtime.settings import HOOK_EVENTS, hook_command
+from memory_tool.store.index import open_index
 
 HOOK_EVENTS_TIMEOUT = HOOK_EVENTS["SessionStart"][2]
 # Claude Code replaces hook output longer than this with a preview and a file path.
@@ -325,7 +326,7 @@ def snapshot(roots: list[Path]) -> dict[str, str]:
 
 @pytest.fixture
 def world(project: Path, tmp_path: Path) -> World:
-    from memory_tool.palace import add_memory
+    from memory_tool.store.palace import add_memory
 
     (project / "src").mkdir()
     with open_index() as idx:
@@ -416,7 +417,7 @@ def deadline(seconds: float, fired: list[bool]) -> Iterator[None]:
 
 
 def run_in_process(event: str, data: bytes) -> str:
-    """memory_tool.hooks.run as the hook script calls it, with stdin/stdout swapped for buffers;
+    """memory_tool.runtime.dispatch.run as the hook script calls it, with stdin/stdout swapped for buffers;
     anything printed outside the hook's own output (a stray print) fails the test."""
     out, stray, fired = io.StringIO(), io.StringIO(), []
     with deadline(HOOK_EVENTS[event][2], fired), contextlib.redirect_stdout(stray):
@@ -890,7 +891,7 @@ def test_index_locked_for_a_few_seconds(world: World) -> None:
 
 
 def test_index_locked_past_the_busy_timeout(world: World) -> None:
-    from memory_tool.index import BUSY_TIMEOUT_MS
+    from memory_tool.store.index import BUSY_TIMEOUT_MS
 
     assert_recovered(world)
     d = paths.project_memory_dir(world.project)
@@ -979,9 +980,9 @@ def test_a_read_only_state_folder_still_gives_the_brief_and_the_cli(project: Pat
     import shlex
     import shutil
 
-    from memory_tool import paths
-    from memory_tool.index import open_index
-    from memory_tool.palace import add_memory, init_palace
+    from memory_tool.base import paths
+    from memory_tool.store.index import open_index
+    from memory_tool.store.palace import add_memory, init_palace
 
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare (util-linux) to mount the state folder read-only")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import run_hook, write_memory
 
-from memory_tool import paths
-from memory_tool.followup import (
+from memory_tool.base import paths
+from memory_tool.recall.followup import (
     CARRY_MAX_AGE_S,
     choose_rooms,
     is_ack,
@@ -17,9 +17,9 @@ from memory_tool.followup import (
     is_follow_up,
     topic_of,
 )
-from memory_tool.index import open_index
-from memory_tool.recall_hook import prompt_context
-from memory_tool.seen import last_room, session_state
+from memory_tool.recall.seen import last_room, session_state
+from memory_tool.runtime.prompt_submit import prompt_context
+from memory_tool.store.index import open_index
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def test_acknowledgements() -> None:
 
 
 def choose(prompt: str, previous: str | None, age: float = 60) -> tuple[list[str], bool]:
-    from memory_tool.rooms import compiled_rooms
+    from memory_tool.store.rooms import compiled_rooms
 
     last = (previous, 1000.0) if previous else None
     chosen, carried = choose_rooms(prompt, last, 1000 + age, 2, compiled_rooms())
@@ -169,7 +169,7 @@ def test_only_what_the_session_lacks_is_carried(project: Path) -> None:
 
 
 def _ids(text: str) -> list[str]:
-    from memory_tool.seen import ids_in
+    from memory_tool.recall.seen import ids_in
 
     return ids_in(text)
 

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from helpers import run_hook
 from test_tiers_support import LONG_SID, hook_json, install_transcript, payload
 
-from memory_tool import digest
 from memory_tool.cli import main
-from memory_tool.handoff import marker_path
-from memory_tool.hot import hot_path
+from memory_tool.tiers import digest
+from memory_tool.tiers.handoff import marker_path
+from memory_tool.tiers.hot import hot_path
 
 
 def _stop(project: Path, transcript: Path, name: str = "tiers_long", **extra: object) -> object:
@@ -135,7 +135,7 @@ def test_handoff_command_prints_the_template_and_where(project: Path) -> None:
 
 
 def test_brief_names_the_handoff_command(project: Path) -> None:
-    from memory_tool.wake import HANDOFF_RULE
+    from memory_tool.recall.wake import HANDOFF_RULE
 
     assert "memory-tool handoff" in HANDOFF_RULE
     result = CliRunner().invoke(main, ["--help"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import log_text, run_hook, start_payload, write_memory
 
-from memory_tool import paths
+from memory_tool.base import paths
 
 
 @pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
@@ -118,7 +118,7 @@ def test_steady_state_hooks_load_no_heavy_module(project: Path) -> None:
         type_="feedback",
     )
     write_memory(paths.state_root() / "rooms" / "authentication", "jwt.md", "Login uses JWTs.")
-    from memory_tool.index import open_index
+    from memory_tool.store.index import open_index
 
     with open_index() as idx:
         idx.refresh(project)
@@ -137,7 +137,7 @@ def test_without_an_encoding_wake_says_it_estimated(
 ) -> None:
     from click.testing import CliRunner
 
-    from memory_tool import tokens
+    from memory_tool.base import tokens
     from memory_tool.cli import main
 
     monkeypatch.setattr(tokens, "ENCODING_NAMES", ("no-such-encoding",))

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 from helpers import run_hook, write_memory
 
-from memory_tool import paths
+from memory_tool.base import paths
 from memory_tool.cli import main
 
 OLD = (dt.date(2026, 11, 29) - dt.timedelta(days=120)).isoformat()
@@ -168,7 +168,6 @@ def test_budget_for_a_room_and_a_prompt(project: Path) -> None:
     room = paths.palace_dir("rooms") / "database"
     write_memory(room, "pg.md", "The dev database runs Postgres 16 on port 5432.", type_="note")
     write_memory(room, "mig.md", "Database migrations need a backup first.", type_="note")
-    pytest.importorskip("memory_tool.recall")
     for args in (["--room", "database"], ["--prompt", "the postgres database migration failed"]):
         data = json.loads(run("budget", "--json", "--cwd", str(project), *args).output)
         l3 = {row["layer"]: row for row in data["layers"]}["L3"]
@@ -240,7 +239,8 @@ def test_session_start_line_off_when_hygiene_is_disabled(
 
 
 def test_budget_shows_the_hot_tier_of_the_latest_session(project: Path) -> None:
-    digest = pytest.importorskip("memory_tool.digest")
+    from memory_tool.tiers import digest
+
     payload = {"session_id": "abc-123", "cwd": str(project), "transcript_path": "/none.jsonl"}
     digest.update_session(payload, prompt="Fix the login redirect bug in the auth middleware")
     data = json.loads(run("budget", "--json", "--cwd", str(project)).output)

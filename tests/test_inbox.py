@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from helpers import run_hook
 from test_tiers_support import LONG_SID, SMALL_SID, install_transcript, payload
 
-from memory_tool import inbox, paths
+from memory_tool.base import paths
 from memory_tool.cli import main
+from memory_tool.tiers import inbox
 
 
 @pytest.mark.parametrize(
@@ -150,9 +151,9 @@ def test_several_tags_on_one_line_are_separate_lessons_in_every_tier(
 ) -> None:
     """`[DECISION] … [GOTCHA] …` on one line is a decision and a gotcha, each with its own
     text: in the inbox, the hot file's decisions, the cold summary and the wiki after a roll."""
-    from memory_tool import scribe
-    from memory_tool.hot import hot_path
-    from memory_tool.index import open_index
+    from memory_tool.store.index import open_index
+    from memory_tool.tiers import scribe
+    from memory_tool.tiers.hot import hot_path
 
     final = (
         "Done. [DECISION] We use RS256 for JWT signing. "

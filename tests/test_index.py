@@ -7,8 +7,8 @@ from pathlib import Path
 
 from helpers import write_memory
 
-from memory_tool import paths
-from memory_tool.index import open_index
+from memory_tool.base import paths
+from memory_tool.store.index import open_index
 
 
 def mem_dir(project: Path) -> Path:
@@ -124,7 +124,7 @@ def test_corrupt_index_is_moved_aside_and_rebuilt(project: Path) -> None:
 
 
 def test_index_and_memory_files_are_private(project: Path) -> None:
-    from memory_tool.palace import add_memory
+    from memory_tool.store.palace import add_memory
 
     with open_index() as idx:
         e = add_memory(idx, "A private fact.", type_="user", cwd=project)
@@ -147,7 +147,7 @@ def test_palace_sources_get_their_types_and_rooms(project: Path) -> None:
 
 
 def test_prefix_range_holds_exactly_the_paths_under_a_folder() -> None:
-    from memory_tool.index import prefix_range
+    from memory_tool.store.index import prefix_range
 
     low, high = prefix_range("/a/mem/")
     inside = ["/a/mem/x.md", "/a/mem/sub/y.md", "/a/mem/\U0010ffff.md"]

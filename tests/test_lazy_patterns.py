@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_tool import followup, recall, words
-from memory_tool.privacy import LazyPattern
+from memory_tool.base.privacy import LazyPattern
+from memory_tool.recall import followup
+from memory_tool.recall import room as recall
+from memory_tool.store import words
 
 DATA = Path(__file__).parent / "data"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_tool import paths
+from memory_tool.base import paths
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_tool.privacy import (
+from memory_tool.base.privacy import (
     FENCE_LOOKALIKE,
     FENCE_TAG,
     OUR_TAGS,
@@ -405,7 +405,7 @@ def test_strip_injected_removes_exactly_what_we_injected(
 
 
 def _redact_without_hints(text: str) -> str:
-    from memory_tool.privacy import REDACTION_PATTERNS
+    from memory_tool.base.privacy import REDACTION_PATTERNS
 
     for _kind, pattern, repl in REDACTION_PATTERNS:
         text = pattern.sub(repl, text)
@@ -440,6 +440,6 @@ def test_hint_prefilter_changes_nothing(text: str) -> None:
 
 
 def test_every_redaction_kind_has_hints() -> None:
-    from memory_tool.privacy import REDACTION_HINTS, REDACTION_PATTERNS
+    from memory_tool.base.privacy import REDACTION_HINTS, REDACTION_PATTERNS
 
     assert {kind for kind, _, _ in REDACTION_PATTERNS} == set(REDACTION_HINTS)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from helpers import run_hook, write_memory
 
-from memory_tool import paths, tokens
-from memory_tool.index import open_index
-from memory_tool.recall import deep_recall, is_past_question, room_recall, search
-from memory_tool.recall_hook import prompt_context
+from memory_tool.base import paths, tokens
+from memory_tool.recall.room import deep_recall, is_past_question, room_recall, search
+from memory_tool.runtime.prompt_submit import prompt_context
+from memory_tool.store.index import open_index
 
 ROOMS = paths.state_root
 
@@ -321,7 +321,7 @@ def test_a_huge_prompt_stays_under_the_output_cap(project: Path) -> None:
 def test_a_huge_prompt_is_read_by_its_head_and_tail(project: Path) -> None:
     # A pasted 6 MB log: the question typed after it still picks the room, and the stored task
     # is redacted like any prompt, a key straddling the 600-character cut included.
-    from memory_tool.hot import load_state
+    from memory_tool.tiers.hot import load_state
 
     built(project)
     key = "sk-ant-api03-" + "Xy7_-" * 18
@@ -349,8 +349,8 @@ def test_a_broken_rooms_yaml_falls_back_to_the_shipped_rooms_and_says_so(project
     from helpers import start_payload
     from test_hooks import HEAVY, imported_modules
 
+    from memory_tool.base.resources import template_path
     from memory_tool.cli import main
-    from memory_tool.resources import template_path
 
     seed(project)
     with open_index() as idx:
@@ -389,7 +389,7 @@ def test_past_hints_never_hide_a_match() -> None:
     """Every prompt the full pattern matches holds one of the cheap substring hints."""
     from helpers import REPO
 
-    from memory_tool.recall import PAST_RE
+    from memory_tool.recall.room import PAST_RE
 
     prompts = [
         json.loads(line)["prompt"]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from memory_tool.record import FrozenInstanceError, field, record
+from memory_tool.base.record import FrozenInstanceError, field, record
 
 
 @record
@@ -46,8 +46,9 @@ def test_frozen_is_hashable_and_immutable() -> None:
 
 def test_the_hook_path_does_not_import_dataclasses() -> None:
     code = (
-        "import sys; import memory_tool.hooks, memory_tool.recall_hook, memory_tool.recall, "
-        "memory_tool.digest, memory_tool.tiers, memory_tool.wake, memory_tool.index; "
+        "import sys; import memory_tool.runtime.dispatch, memory_tool.runtime.prompt_submit, "
+        "memory_tool.recall.room, memory_tool.tiers.digest, memory_tool.tiers.inject, "
+        "memory_tool.recall.wake, memory_tool.store.index; "
         "print('dataclasses' in sys.modules, 'inspect' in sys.modules)"
     )
     out = subprocess.run(

@@ -22,10 +22,10 @@ from test_tiers_support import (
     state_files,
 )
 
-from memory_tool import digest, inbox, scribe
 from memory_tool.cli import main
-from memory_tool.hot import load_state
-from memory_tool.index import open_index
+from memory_tool.store.index import open_index
+from memory_tool.tiers import digest, inbox, scribe
+from memory_tool.tiers.hot import load_state
 
 
 def _summarise(project: Path, name: str = "tiers_long") -> Path:
@@ -356,7 +356,7 @@ def test_a_file_that_is_no_transcript_never_touches_the_session_it_is_named_afte
 def test_a_session_that_only_said_thanks_gets_no_cold_summary(project: Path, state: Path) -> None:
     # It would clutter search and stand in, as the latest summary, for the session a
     # "where were we" should bring back.
-    from memory_tool import paths
+    from memory_tool.base import paths
 
     sid = "5b1c2d3e-0000-4000-8000-00000000beef"
     folder = paths.projects_dir() / paths.sanitize_path(str(project))

@@ -22,10 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_faults import check_output, run_in_process, substantial_transcript
 
-from memory_tool import hooks, paths
+from memory_tool.base import paths
 from memory_tool.cli import main
-from memory_tool.index import open_index
-from memory_tool.palace import add_memory, init_palace
+from memory_tool.runtime import dispatch as hooks
+from memory_tool.store.index import open_index
+from memory_tool.store.palace import add_memory, init_palace
 
 # --- ids ----------------------------------------------------------------------------------------
 
@@ -412,7 +413,7 @@ def test_hooks_open_no_network_connection(project: Path, tmp_path: Path) -> None
 def local_only(trace: str) -> bool:
     """Every socket in an strace of socket/connect calls is a unix socket, and the only one ever
     connected to is our own hook server's (memory_tool/server.py): nothing reaches a network."""
-    from memory_tool.client import socket_path
+    from memory_tool.runtime.client import socket_path
 
     for line in trace.splitlines():
         if " socket(" in line and "socket(AF_UNIX," not in line:
@@ -439,7 +440,7 @@ def test_hook_processes_open_no_network_socket(project: Path, tmp_path: Path) ->
         ("Stop", {"stop_hook_active": False}),
         ("SessionEnd", {"reason": "other"}),
     ):
-        from memory_tool.settings import hook_command
+        from memory_tool.runtime.settings import hook_command
 
         cmd = f"strace -f -qq -e trace=socket,connect -o {trace} {hook_command(event)}"
         proc = subprocess.run(

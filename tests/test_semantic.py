@@ -14,10 +14,11 @@ import pytest
 from click.testing import CliRunner
 from helpers import write_memory
 
-from memory_tool import paths, semantic
+from memory_tool.base import paths
 from memory_tool.cli import main
-from memory_tool.index import open_index
-from memory_tool.recall import search
+from memory_tool.recall.room import search
+from memory_tool.store import semantic
+from memory_tool.store.index import open_index
 
 needs_extra = pytest.mark.skipif(
     not semantic.installed(), reason=f"semantic extra not installed: {semantic.INSTALL_HINT}"
@@ -86,7 +87,7 @@ def test_semantic_module_imports_nothing_heavy() -> None:
     import subprocess
     import sys
 
-    code = "import sys, memory_tool.semantic; print(sorted(m for m in ('numpy', 'tokenizers', "
+    code = "import sys, memory_tool.store.semantic; print(sorted(m for m in ('numpy', 'tokenizers', "
     code += "'safetensors') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -235,7 +236,7 @@ def test_past_sessions_stay_lexical_and_keep_their_rank(project: Path) -> None:
 def test_the_background_refresh_embeds_new_memories() -> None:
     """Memories Claude Code writes during a session get vectors from the detached refresh that
     SessionStart starts, without anyone running `memory-tool index`."""
-    from memory_tool import hooks
+    from memory_tool.runtime import dispatch as hooks
 
     seed()
     cli("index")

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_hook, start_payload, write_memory
 
-from memory_tool import client, paths, server
-from memory_tool.index import open_index
+from memory_tool.base import paths
+from memory_tool.runtime import client, server
+from memory_tool.store.index import open_index
 
 CLI = [sys.executable, "-c", "from memory_tool.cli import main; main()"]
 PROMPT = "the oauth login flow is broken, refresh tokens expire"
@@ -298,7 +299,7 @@ def test_a_call_stuck_past_the_limit_ends_the_server(tmp_path: Path) -> None:
     each waiting out the client's timeout behind it."""
     script = (
         "import sys, time\n"
-        "from memory_tool import hooks, server\n"
+        "from memory_tool.runtime import dispatch as hooks, server\n"
         "server.CALL_LIMIT_S = 1\n"
         "hooks.register('Hang', lambda payload: time.sleep(60))\n"
         "sys.exit(server.main())\n"
@@ -334,13 +335,17 @@ def test_uninstall_stops_the_server(allow_server: None) -> None:
 def test_the_client_imports_nothing_heavy() -> None:
     """The point of the client: a routed hook pays for os, sys and _socket, nothing else."""
     code = (
-        "import os, sys; before = set(sys.modules); import memory_tool.client; "
+        "import os, sys; before = set(sys.modules); import memory_tool.runtime.client; "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
     proc = subprocess.run(
         [sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=REPO, check=True
     )
-    assert set(proc.stdout.split()) == {"memory_tool", "memory_tool.client"}
+    assert set(proc.stdout.split()) == {
+        "memory_tool",
+        "memory_tool.runtime",
+        "memory_tool.runtime.client",
+    }
 
 
 def test_status_and_stop_from_the_cli(allow_server: None) -> None:

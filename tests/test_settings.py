@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memory_tool import paths, settings
+from memory_tool.base import paths
+from memory_tool.base.errors import SettingsError
 from memory_tool.cli import main
-from memory_tool.errors import SettingsError
+from memory_tool.runtime import settings
 
 USER_SETTINGS = """{
   "model": "opus",

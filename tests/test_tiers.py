@@ -20,9 +20,11 @@ from test_tiers_support import (
     state_files,
 )
 
-from memory_tool import digest, scribe, tiers, tokens
-from memory_tool.hot import HOT_ACTIONS, HOT_MAX_CHARS, hot_path, load_state
-from memory_tool.index import open_index
+from memory_tool.base import tokens
+from memory_tool.store.index import open_index
+from memory_tool.tiers import digest, scribe
+from memory_tool.tiers import inject as tiers
+from memory_tool.tiers.hot import HOT_ACTIONS, HOT_MAX_CHARS, hot_path, load_state
 
 
 def _hot(sid: str = LONG_SID) -> str:
@@ -192,8 +194,8 @@ def test_steady_prompt_path_never_loads_the_tokenizer_or_yaml(project: Path, sta
     scribe.run(LONG_SID)  # what the Stop hook starts: warms the counts of what may be injected
     probe = (
         "import json, sys\n"
-        "from memory_tool import digest, tiers\n"
-        "from memory_tool.index import open_index\n"
+        "from memory_tool.tiers import digest, inject as tiers\n"
+        "from memory_tool.store.index import open_index\n"
         "p = json.loads(sys.argv[1])\n"
         "idx = open_index()\n"
         "out = {}\n"

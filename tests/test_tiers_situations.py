@@ -10,9 +10,11 @@ from click.testing import CliRunner
 from helpers import write_memory
 from test_tiers_support import LONG_SID, install_transcript, payload
 
-from memory_tool import digest, scribe, situations, tiers, tokens
+from memory_tool.base import tokens
 from memory_tool.cli import main
-from memory_tool.index import open_index
+from memory_tool.store.index import open_index
+from memory_tool.tiers import digest, scribe, situations
+from memory_tool.tiers import inject as tiers
 
 HOT = tiers.HOT_HEADING
 COLD_LATEST = tiers.COLD_LATEST_HEADING
@@ -178,7 +180,7 @@ def test_a_review_that_shares_no_word_with_the_summary_still_looks_back(
 def test_the_latest_summary_is_the_one_written_last_the_same_day(project: Path) -> None:
     import os
 
-    from memory_tool import paths
+    from memory_tool.base import paths
 
     cold = paths.state_root() / "cold" / paths_key(project)
     for i, sid in enumerate(["ffff0000", "00001111", "88880000"]):
@@ -194,7 +196,7 @@ def test_the_latest_summary_is_the_one_written_last_the_same_day(project: Path) 
 def test_the_tiers_never_repeat_what_the_session_already_has(
     project: Path, tiers_world: dict[str, object]
 ) -> None:
-    from memory_tool.recall_hook import prompt_context as hook_context
+    from memory_tool.runtime.prompt_submit import prompt_context as hook_context
 
     small = tiers_world["small"]
     assert isinstance(small, Path)
@@ -211,6 +213,6 @@ def test_the_tiers_never_repeat_what_the_session_already_has(
 
 
 def paths_key(project: Path) -> str:
-    from memory_tool import paths
+    from memory_tool.base import paths
 
     return paths.project_key(project)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memory_tool import paths
+from memory_tool.base import paths
 
 DATA = Path(__file__).resolve().parent / "data" / "transcripts"
 

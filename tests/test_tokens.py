@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_tool import tokens
+from memory_tool.base import tokens
 
 line_text = st.text(
     alphabet=st.characters(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_tool.transcript import (
+from memory_tool.store.transcript import (
     MAX_INPUT_SUMMARY_CHARS,
     MAX_TOOL_RESULT_CHARS,
     Event,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from helpers import write_memory
 
-from memory_tool import paths, tokens
-from memory_tool.index import open_index
-from memory_tool.wake import FENCE_CLOSE, FENCE_OPEN, build_brief
+from memory_tool.base import paths, tokens
+from memory_tool.recall.wake import FENCE_CLOSE, FENCE_OPEN, build_brief
+from memory_tool.store.index import open_index
 
 
 def brief_for(project: Path):  # type: ignore[no-untyped-def]

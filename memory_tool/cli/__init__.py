@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import MemoryToolError
+from ..base.errors import MemoryToolError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,8 +27,8 @@ def domain_errors(fn: F) -> F:
             if type(exc) is not sqlite3.DatabaseError:  # locked, integrity...: not damage
                 raise
             # Damage opening the index did not show: set it aside (as the hooks do), no traceback.
-            from .. import paths
-            from ..hooks import log_error
+            from ..base import paths
+            from ..runtime.dispatch import log_error
 
             log_error("cli", exc)
             raise click.ClickException(
@@ -42,8 +42,8 @@ def domain_errors(fn: F) -> F:
 def checked_ids(ids: tuple[str, ...]) -> list[str]:
     """The ids, each checked to look like one: an id is looked up in the index, never joined
     into a path, and a malformed one is refused before anything is opened."""
-    from ..entry import ID_RE, USER_ID_RE
-    from ..errors import InvalidIdError
+    from ..base.errors import InvalidIdError
+    from ..store.entry import ID_RE, USER_ID_RE
 
     for entry_id in ids:
         if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)) or entry_id in (".", ".."):

@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from .. import paths, tokens
-from ..config import load_config, today
-from ..errors import MemoryToolError
-from ..index import open_index
-from ..layers import dedupe, l1_candidates, l2_candidates, rank
-from ..palace import WRITABLE_TYPES, add_memory, init_palace
-from ..wake import build_brief
+from ..base import paths, tokens
+from ..base.config import load_config, today
+from ..base.errors import MemoryToolError
+from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
+from ..recall.wake import build_brief
+from ..store.index import open_index
+from ..store.palace import WRITABLE_TYPES, add_memory, init_palace
 from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import cwd_option, json_option
 
@@ -134,7 +134,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
 @domain_errors
 def show(entry_id: str) -> None:
     """Show one memory in full, with the file it comes from."""
-    from ..entry import full_text
+    from ..store.entry import full_text
 
     checked_ids((entry_id,))  # a bad id is refused before anything is opened or built
     with open_index() as idx:
@@ -241,7 +241,7 @@ def _embed_progress() -> Any:
 def index(rebuild: bool, cwd: str, as_json: bool) -> None:
     """Bring the search index up to date with the memory files (and, with the semantic extra
     installed, the sentence vectors of new and changed entries)."""
-    from .. import semantic
+    from ..store import semantic
 
     with open_index() as idx:
         stats = idx.rebuild(cwd) if rebuild else idx.refresh(cwd)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -11,17 +9,17 @@ from typing import Any
 
 import click
 
-from .. import paths, tokens
-from ..config import budget as layer_budget
-from ..config import load_config, today
-from ..entry import Entry
+from ..base import paths, tokens
+from ..base.config import budget as layer_budget
+from ..base.config import load_config, today
 from ..hygiene.age import stale_items
 from ..hygiene.doctor import diagnose
 from ..hygiene.fix import FixResult, fix
 from ..hygiene.report import NOTE, PROBLEM, Finding, Report
 from ..hygiene.wake_line import wake_units
-from ..index import Index, open_index
-from ..wake import build_brief
+from ..recall.wake import build_brief
+from ..store.entry import Entry
+from ..store.index import Index, open_index
 from . import domain_errors, main
 from .options import cwd_option, json_option
 
@@ -45,8 +43,6 @@ TITLES = {
 }
 # Bars are this many cells wide: fits an 80-column terminal beside the labels and numbers.
 BAR_WIDTH = 30
-# Shown when the tiers module is absent: the hot tier's injection cap (tiers.HOT_INJECT_MAX_TOKENS).
-HOT_TARGET_TOKENS = 500
 
 
 def _short(path: str) -> str:
@@ -235,16 +231,12 @@ def _l3(
     budget = layer_budget(load_config(), "l3")
     if not prompt and not room:
         return {"row": _row("L3", None, budget, "give --prompt TEXT or --room R"), "omitted": []}
-    try:
-        room_recall = importlib.import_module("memory_tool.recall").room_recall
-    except (ImportError, AttributeError):
-        note = "room recall is not installed in this version"
-        return {"row": _row("L3", None, budget, note), "omitted": []}
-    kwargs: dict[str, Any] = {"budget": budget, "exclude": loaded}
+    from ..recall.room import room_recall
+    from ..runtime.prompt_submit import L3_MAX_CHARS
+
+    kwargs: dict[str, Any] = {"budget": budget, "exclude": loaded, "max_chars": L3_MAX_CHARS}
     if room:
         kwargs["rooms"] = [(room, 1.0)]
-    with contextlib.suppress(ImportError, AttributeError):
-        kwargs["max_chars"] = importlib.import_module("memory_tool.recall_hook").L3_MAX_CHARS
     result = room_recall(idx, prompt or room or "", cwd, **kwargs)
     names = ", ".join(f"{r} {score:.2f}" for r, score in result.rooms) or "no room matched"
     note = f"{names}: {_entries(len(result.picked))}"
@@ -262,13 +254,9 @@ def _l3(
 def _hot(idx: Index, session: str | None) -> dict[str, Any]:
     """The hot tier: what SessionStart re-injects of a session's working state on resume or
     after compaction (the tiers module), for the given session or the latest one."""
-    budget = HOT_TARGET_TOKENS
-    try:
-        tiers = importlib.import_module("memory_tool.tiers")
-        hot = importlib.import_module("memory_tool.hot")
-        budget = int(tiers.HOT_INJECT_MAX_TOKENS)
-    except (ImportError, AttributeError):
-        return _row("hot", None, budget, "the hot tier is not installed in this version")
+    from ..tiers import hot, inject
+
+    budget = inject.HOT_INJECT_MAX_TOKENS
     hot_dir = paths.palace_dir("hot")
     if session:
         sid = session
@@ -280,7 +268,7 @@ def _hot(idx: Index, session: str | None) -> dict[str, Any]:
     state = hot.load_state(sid)
     if state is None:
         return _row("hot", None, budget, f"no hot state for session {sid}")
-    units = tiers.hot_units(idx, state, budget, tiers.RESUME_MAX_CHARS)
+    units = inject.hot_units(idx, state, budget, inject.RESUME_MAX_CHARS)
     return _row("hot", sum(u.tokens for u in units), budget, f"session {sid}, on resume")
 
 

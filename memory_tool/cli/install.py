@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .. import paths, server, settings
+from ..base import paths
+from ..runtime import server, settings
 from . import domain_errors, main
 
 
@@ -23,7 +24,7 @@ def install(dry_run: bool) -> None:
     state = "updated" if plan.changes else "already up to date"
     click.echo(f"{plan.settings_path}: {state}")
     # The hooks need the palace (config.yaml, rooms.yaml): `install` alone is enough to start.
-    from ..palace import init_palace
+    from ..store.palace import init_palace
 
     created = init_palace().created
     if created:

@@ -11,12 +11,12 @@ from typing import Any
 
 import click
 
-from .. import paths, tokens
-from ..entry import full_text
-from ..errors import MemoryToolError, UnknownIdError
-from ..index import open_index
-from ..recall import Hit, search
-from ..rooms import compiled_rooms, rooms_problems
+from ..base import paths, tokens
+from ..base.errors import MemoryToolError, UnknownIdError
+from ..recall.room import Hit, search
+from ..store.entry import full_text
+from ..store.index import open_index
+from ..store.rooms import compiled_rooms, rooms_problems
 from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import json_option
 
@@ -33,7 +33,7 @@ def _footer(text: str) -> None:
 @domain_errors
 def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
     """Which room(s) a prompt is about, with scores (nothing: no room recall)."""
-    from ..classify import ROOM_THRESHOLD, classify_detail, false_friends_in, injectable
+    from ..store.classify import ROOM_THRESHOLD, classify_detail, false_friends_in, injectable
 
     compiled = compiled_rooms()
     for problem in rooms_problems():  # classified all the same, with the shipped rooms
@@ -163,7 +163,7 @@ SEARCH_EMBED_MAX = 32
 
 def _semantic_ready(idx: Any) -> bool:
     """Vectors are stored and the extra is installed; new entries get theirs on the way."""
-    from .. import semantic
+    from ..store import semantic
 
     if not semantic.usable(idx):
         return False

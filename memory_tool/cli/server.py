@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .. import client, paths, server
+from ..base import paths
+from ..runtime import client, server
 from . import main
 
 

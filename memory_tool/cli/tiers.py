@@ -9,16 +9,17 @@ from typing import Any
 
 import click
 
-from .. import handoff as handoff_mod
-from .. import inbox as inbox_mod
-from .. import paths, tiers
-from .. import scribe as scribe_mod
-from ..config import budget as config_budget
-from ..config import load_config
-from ..errors import MemoryToolError
-from ..hot import hot_path, latest_state, load_state, render_hot
-from ..index import open_index
-from ..situations import LOAD_TABLE, SITUATIONS, situation_of
+from ..base import paths
+from ..base.config import budget as config_budget
+from ..base.config import load_config
+from ..base.errors import MemoryToolError
+from ..store.index import open_index
+from ..tiers import handoff as handoff_mod
+from ..tiers import inbox as inbox_mod
+from ..tiers import inject as tiers
+from ..tiers import scribe as scribe_mod
+from ..tiers.hot import hot_path, latest_state, load_state, render_hot
+from ..tiers.situations import LOAD_TABLE, SITUATIONS, situation_of
 from . import domain_errors, main
 from .options import cwd_option, json_option
 

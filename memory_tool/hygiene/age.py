@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..entry import Entry
-from ..layers import age_days, is_expired, is_stale
+from ..recall.layers import age_days, is_expired, is_stale
+from ..store.entry import Entry
 from .report import NOTE, PROBLEM, Finding, label
 
 

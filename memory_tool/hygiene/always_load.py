@@ -7,10 +7,10 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..config import ALWAYS_LOAD_MAX
-from ..entry import IRREVERSIBLE_RE, Entry
-from ..index import Index
-from ..layers import dedupe, is_stale, l1_candidates, l2_candidates, rank, weight
+from ..base.config import ALWAYS_LOAD_MAX
+from ..recall.layers import dedupe, is_stale, l1_candidates, l2_candidates, rank, weight
+from ..store.entry import IRREVERSIBLE_RE, Entry
+from ..store.index import Index
 from .report import PROBLEM, Finding, label
 
 _CONSEQUENCE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -4,9 +4,9 @@ rooms are used meanwhile). Hook path: both are read from small JSON caches, no Y
 
 from __future__ import annotations
 
-from ..config import config_path, config_problems
-from ..errors import ConfigError
-from ..rooms import instincts_files, rooms_problems, rooms_yaml
+from ..base.config import config_path, config_problems
+from ..base.errors import ConfigError
+from ..store.rooms import instincts_files, rooms_problems, rooms_yaml
 from .report import PROBLEM, Finding
 
 # What the SessionStart line says a broken file costs, by file.

@@ -6,9 +6,10 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from .. import paths, tree
-from ..config import load_config, today
-from ..index import Index
+from ..base import paths
+from ..base.config import load_config, today
+from ..store import tree
+from ..store.index import Index
 from .always_load import always_load_findings
 from .drift import link_findings
 from .duplicates import duplicate_findings

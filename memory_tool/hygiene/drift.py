@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..entry import Entry
+from ..store.entry import Entry
 from .report import NOTE, PROBLEM, Finding, label
 
 # A memory naming more paths than this is a log, not a fact: check the first ones only, so one

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..entry import Entry
+from ..store.entry import Entry
 from .drift import norm_name
 from .report import PROBLEM, Finding
 

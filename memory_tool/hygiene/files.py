@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..entry import IMPORTANCE_MAX, IMPORTANCE_MIN, Entry
+from ..store.entry import IMPORTANCE_MAX, IMPORTANCE_MIN, Entry
 from .age import inferred_from
 from .report import NOTE, PROBLEM, Finding
 

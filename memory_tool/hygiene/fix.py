@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import paths
-from ..index import Index
+from ..base import paths
+from ..store.index import Index
 from .report import Finding, Report
 
 
@@ -147,8 +147,8 @@ def fix(idx: Index, report: Report) -> FixResult:
     """Safe, reversible repairs, each file backed up first under ``<state>/backups/<time>/``:
     write inferred ``created`` dates into frontmatter, and append missing ``MEMORY.md`` lines.
     Nothing is deleted or reworded. The caller refreshes the index afterwards."""
-    from ..fsutil import append_line_locked
-    from ..palace import memory_index_line
+    from ..base.fsutil import append_line_locked
+    from ..store.palace import memory_index_line
 
     dates = [f for f in report.findings if f.check == "inferred_date" and f.data.get("fixable")]
     unlisted: dict[str, list[Finding]] = defaultdict(list)

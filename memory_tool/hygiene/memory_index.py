@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from .. import tree
-from ..entry import Entry
+from ..store import tree
+from ..store.entry import Entry
 from .report import PROBLEM, Finding
 
 # Claude Code loads the first 200 lines / 25 KB of MEMORY.md at session start; the rest is unseen.

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..entry import Entry
+from ..store.entry import Entry
 
 PROBLEM = "problem"  # counts toward the exit code and the SessionStart line
 NOTE = "note"  # worth knowing, nothing to repair by force

@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import paths
-from ..index import Index
+from ..base import paths
+from ..store.index import Index
 
 # Roots of projects found in Claude Code transcripts: read at most this many lines per file and
 # this many files per project (the cwd is on the first lines).

@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import paths, tree
-from ..config import config_path, load_config, today
-from ..entry import Entry
-from ..index import Index
-from ..layers import Unit, l1_candidates, l2_candidates
-from ..rooms import instincts_files, rooms_yaml
+from ..base import paths
+from ..base.config import config_path, load_config, today
+from ..recall.layers import Unit, l1_candidates, l2_candidates
+from ..store import tree
+from ..store.entry import Entry
+from ..store.index import Index
+from ..store.rooms import instincts_files, rooms_yaml
 from .age import age_findings
 from .always_load import as_loaded, overflow_finding
 from .config_files import config_findings, rooms_findings
@@ -151,7 +152,7 @@ def wake_units(idx: Index, cwd: str | Path) -> list[Unit]:
         text = f"{WAKE_PREFIX}{' '.join(line.split())}\n"
         return [Unit(text, line_tokens(idx, text))]
     except Exception as exc:  # noqa: BLE001 - fail open, and say so in the hook log
-        from ..hooks import log_error
+        from ..runtime.dispatch import log_error
 
         log_error("SessionStart", exc)
         return []

@@ -22,8 +22,8 @@ from claude_sandbox import (
 )
 from helpers import write_memory
 
-from memory_tool import tokens
-from memory_tool.palace import memory_index_line
+from memory_tool.base import tokens
+from memory_tool.store.palace import memory_index_line
 
 pytestmark = pytest.mark.e2e
 

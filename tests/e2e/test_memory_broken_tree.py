@@ -84,7 +84,13 @@ def background_refresh(box: Sandbox) -> None:
     """The full index refresh a SessionStart starts in the background (disabled in tests), run
     in the foreground and with the same rights as the hooks."""
     res = subprocess.run(
-        [*no_dac_prefix(), sys.executable, "-m", "memory_tool.hooks", "--background-refresh"],
+        [
+            *no_dac_prefix(),
+            sys.executable,
+            "-m",
+            "memory_tool.runtime.dispatch",
+            "--background-refresh",
+        ],
         cwd=box.project,
         env=box.env(MEMORY_TOOL_ENV),
         capture_output=True,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import time
@@ -18,15 +17,9 @@ from claude_sandbox import (
     state_dir,
 )
 
-from memory_tool.seen import ids_in
+from memory_tool.recall.seen import ids_in
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        importlib.util.find_spec("memory_tool.recall_hook") is None,
-        reason="UserPromptSubmit recall (memory_tool.recall_hook) has not landed yet",
-    ),
-]
+pytestmark = [pytest.mark.e2e]
 
 
 def _ok(res: subprocess.CompletedProcess[str]) -> None:

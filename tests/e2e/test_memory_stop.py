@@ -3,7 +3,6 @@ file and the cold summary a session leaves behind, and what the next session get
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import uuid
@@ -19,13 +18,7 @@ from claude_sandbox import (
     state_dir,
 )
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        importlib.util.find_spec("memory_tool.stop_hook") is None,
-        reason="the Stop/SessionEnd hooks (memory_tool.stop_hook) have not landed yet",
-    ),
-]
+pytestmark = [pytest.mark.e2e]
 
 BLOCK_REASON_START = "memory-tool: this session did substantial work"
 # handoff.min_file_edits: a session that edits this many files is substantial.

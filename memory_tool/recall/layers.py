@@ -1,0 +1,173 @@
+"""Choosing and packing what the always-loaded layers hold.
+
+L1 (identity) holds ``user`` facts from every project and ``identity/``, de-duplicated.
+L2 (critical facts) holds this project's ``project`` and ``feedback`` memories, its
+``thoughts/CONTEXT.md`` and anything pinned with ``always: true``.
+When a layer holds more than its budget, pinned and irreversible-consequence rules go first, then
+importance weighted by a power-law recency decay; what does not fit becomes one counted line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..base.record import field, record
+from ..store.entry import PRIORITY_IRREVERSIBLE, PRIORITY_RULE, Entry
+from ..store.index import Index
+
+
+@record(frozen=True)
+class Unit:
+    """One emitted line (ends with a newline) and its exact token count."""
+
+    text: str
+    tokens: int
+
+
+@record
+class Layer:
+    name: str
+    budget: int
+    picked: list[Entry] = field(default_factory=list)
+    omitted: list[Entry] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    rooms: list[tuple[str, float]] = field(default_factory=list)  # L3: the rooms that chose it
+
+    @property
+    def tokens(self) -> int:
+        return sum(u.tokens for u in self.units)
+
+    @property
+    def text(self) -> str:
+        return "".join(u.text for u in self.units)
+
+
+def age_days(entry: Entry, today: dt.date) -> int:
+    try:
+        return max(0, (today - dt.date.fromisoformat(entry.created)).days)
+    except ValueError:
+        return 0
+
+
+def is_expired(entry: Entry, today: dt.date) -> bool:
+    if not entry.expires:
+        return False
+    try:
+        return dt.date.fromisoformat(entry.expires) < today
+    except ValueError:
+        return False
+
+
+def is_stale(entry: Entry, today: dt.date, cfg: dict[str, Any]) -> bool:
+    """Older than its type's staleness age (``stale_days`` in config), or past ``expires``.
+    An ``expires:`` date wins over the type's age: a memory someone reviewed and marked valid
+    until a date is not stale before that date."""
+    if entry.expires:
+        try:
+            return dt.date.fromisoformat(entry.expires) < today
+        except ValueError:
+            pass  # an unreadable date: the type's age decides
+    limit = cfg.get("stale_days", {}).get(entry.type)
+    return isinstance(limit, int) and age_days(entry, today) > limit
+
+
+# A stale memory still counts, at a tenth of its weight: it may be right, but fresh facts win.
+STALE_WEIGHT_FACTOR = 0.1
+
+
+def weight(entry: Entry, today: dt.date, cfg: dict[str, Any]) -> float:
+    decay = float(cfg.get("decay", {}).get(entry.type, 0.3))
+    w: float = entry.importance * (1 + age_days(entry, today)) ** -decay
+    return w * STALE_WEIGHT_FACTOR if is_stale(entry, today, cfg) else w
+
+
+def rank(entries: Sequence[Entry], today: dt.date, cfg: dict[str, Any]) -> list[Entry]:
+    """Pinned, then irreversible-consequence rules, then other rules, then the rest; within a
+    group by decayed importance; ties by id so the same tree always gives the same order."""
+    live = [e for e in entries if not is_expired(e, today)]
+    return sorted(live, key=lambda e: (e.priority, -round(weight(e, today, cfg), 9), e.id))
+
+
+def dedupe(entries: Sequence[Entry]) -> list[Entry]:
+    """The same fact saved in several projects appears once (the first, i.e. best-ranked)."""
+    seen: set[str] = set()
+    out = []
+    for e in entries:
+        if e.dedupe_key in seen:
+            continue
+        seen.add(e.dedupe_key)
+        out.append(e)
+    return out
+
+
+Render = Callable[[list[Entry], int], list[Unit]]
+
+
+def pack(
+    name: str,
+    ranked: Sequence[Entry],
+    budget: int,
+    max_entries: int,
+    max_chars: int,
+    render: Render,
+) -> Layer:
+    """Greedy: take entries in rank order while the rendered layer (headings, lines and the
+    "N more" line) stays within the token budget, the entry cap and the character cap.
+
+    ``render(picked, n_omitted)`` returns the layer's units; an entry is skipped (not the rest)
+    when it alone does not fit, so a long memory does not starve shorter ones behind it."""
+    layer = Layer(name, budget)
+    total = len(ranked)
+
+    def fits(picked: list[Entry]) -> list[Unit] | None:
+        units = render(picked, total - len(picked))
+        tokens = sum(u.tokens for u in units)
+        chars = sum(len(u.text) for u in units)
+        return units if tokens <= budget and chars <= max_chars else None
+
+    picked: list[Entry] = []
+    for entry in ranked:
+        if len(picked) >= max_entries:
+            break
+        if fits(picked + [entry]) is not None:
+            picked.append(entry)
+    units = fits(picked)
+    while units is None and picked:
+        picked.pop()
+        units = fits(picked)
+    chosen = {id(e) for e in picked}
+    layer.picked = picked
+    layer.omitted = [e for e in ranked if id(e) not in chosen]
+    layer.units = units or []
+    return layer
+
+
+def critical(entries: Sequence[Entry]) -> list[Entry]:
+    return [e for e in entries if e.priority <= PRIORITY_IRREVERSIBLE]
+
+
+def rules(entries: Sequence[Entry]) -> list[Entry]:
+    return [e for e in entries if e.priority <= PRIORITY_RULE]
+
+
+def l1_candidates(index: Index) -> list[Entry]:
+    return index.query("type = 'user' AND source != 'session'")
+
+
+def l2_candidates(index: Index, project: str) -> list[Entry]:
+    # Two indexed lookups instead of one OR that would scan the whole table.
+    own = index.query(
+        "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
+        (project,),
+    )
+    # A pin in the palace (a room, the wiki) holds everywhere; a pin in a project's own memory
+    # folder or CONTEXT.md holds for that project only, like the rest of its facts.
+    pinned = index.query(
+        "always = 1 AND type != 'user' AND source != 'session' "
+        "AND (source NOT IN ('claude', 'context') OR project = ?)",
+        (project,),
+    )
+    seen = {e.id for e in own}
+    return own + [e for e in pinned if e.id not in seen]

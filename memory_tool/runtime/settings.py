@@ -1,0 +1,374 @@
+"""Installing our hooks into Claude Code's ``settings.json`` and taking them out again.
+
+Install merges: every other setting and hook stays exactly as it was, an owner-only backup is
+written first, and installing twice changes nothing. Uninstall removes exactly the handlers we
+added; if nothing else changed in between, the file comes back byte for byte (or disappears if we
+created it). The backup goes too, unless it holds settings the file no longer has.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..base import paths
+from ..base.errors import SettingsError
+from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text
+from ..base.resources import hooks_dir, templates_dir
+
+# event -> (shim file, matcher, timeout seconds). The timeouts are ceilings for a stuck disk,
+# not expected run times (SessionStart is tens of milliseconds).
+HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
+    "SessionStart": ("session_start.py", "startup|resume|clear|compact", 15),
+    "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
+    "Stop": ("stop.py", None, 15),
+    "SessionEnd": ("session_end.py", None, 5),
+}
+# Files from templates/ that install puts under the Claude config folder (skills, …).
+INSTALLED_TEMPLATE_FILES = ("skills/memory-recall/SKILL.md",)
+
+
+@dataclass
+class InstallPlan:
+    settings_path: Path
+    before: str | None
+    after: str
+    commands: dict[str, str]
+    files: list[tuple[Path, str]] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+
+    @property
+    def changes(self) -> bool:
+        return self.before != self.after
+
+
+def record_file() -> Path:
+    return paths.state_root() / "install.json"
+
+
+def backup_file(settings_path: Path) -> Path:
+    return settings_path.with_name(settings_path.name + ".memory-tool.bak")
+
+
+def _private_mode(path: Path) -> int:
+    """``path``'s permission bits cut to owner-only: settings.json can hold API keys (its
+    ``env`` block), so a copy of it is never readable by anyone else, whatever the original's."""
+    return stat.S_IMODE(path.stat().st_mode) & FILE_MODE
+
+
+def _write_backup(path: Path) -> None:
+    atomic_write_bytes(backup_file(path), path.read_bytes(), _private_mode(path))
+
+
+def _tighten(path: Path) -> None:
+    """A backup written by an older version was world-readable (0644): owner-only from now on."""
+    with contextlib.suppress(OSError):
+        os.chmod(path, _private_mode(path))
+
+
+def hook_command(event: str) -> str:
+    shim, _, _ = HOOK_EVENTS[event]
+    python = sys.executable
+    folder = hooks_dir()
+    if folder is not None and (folder / shim).exists():
+        return f'"{python}" -S "{folder / shim}"'
+    return f'"{python}" -m memory_tool.runtime.dispatch {event}'
+
+
+def _read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
+    if not path.exists():
+        return None, {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON ({exc}); fix it by hand, nothing was changed."
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} must hold a JSON object; nothing was changed.")
+    return text, data
+
+
+def _check_hooks_shape(path: Path, data: dict[str, Any]) -> None:
+    """Refuse (naming the key) a ``hooks`` value Claude Code's settings schema does not allow:
+    merging our handlers into it would mean guessing what the person meant."""
+
+    def wrong(key: str, expected: str, value: Any) -> SettingsError:
+        found = "null" if value is None else type(value).__name__
+        names = {"dict": "an object", "list": "a list", "str": "a string", "bool": "a boolean"}
+        found = names.get(found, "a number" if found in ("int", "float") else found)
+        return SettingsError(
+            f'{path}: "{key}" must be {expected}, not {found}; fix it by hand (see '
+            "https://docs.claude.com/en/docs/claude-code/hooks), nothing was changed."
+        )
+
+    if "hooks" not in data:
+        return
+    hooks = data["hooks"]
+    if not isinstance(hooks, dict):
+        raise wrong("hooks", "an object of event names to lists of hook groups", hooks)
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise wrong(f"hooks.{event}", 'a list of hook groups ({"hooks": [...]})', groups)
+        for i, group in enumerate(groups):
+            where = f"hooks.{event}[{i}]"
+            if not isinstance(group, dict):
+                raise wrong(where, 'a hook group object ({"hooks": [...]})', group)
+            handlers = group.get("hooks")
+            if not isinstance(handlers, list):
+                raise wrong(f"{where}.hooks", "a list of hook objects", handlers)
+            for j, handler in enumerate(handlers):
+                if not isinstance(handler, dict):
+                    raise wrong(
+                        f"{where}.hooks[{j}]", 'an object ({"type": "command", ...})', handler
+                    )
+
+
+def _is_ours(command: Any, ours: set[str]) -> bool:
+    if not isinstance(command, str):
+        return False
+    return (
+        command in ours
+        or "memory_tool.hooks" in command  # written by versions before the runtime package
+        or "memory_tool.runtime" in command
+        or (
+            "memory-tool" in command
+            and "/hooks/" in command
+            and command.rstrip('"').endswith(tuple(shim for shim, _, _ in HOOK_EVENTS.values()))
+        )
+    )
+
+
+def _without_ours(data: dict[str, Any], ours: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(data))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept_groups.append(group)
+                continue
+            handlers = [
+                h
+                for h in group["hooks"]
+                # Not an object: not ours, kept as it is (uninstall never refuses to run).
+                if not (isinstance(h, dict) and _is_ours(h.get("command"), ours))
+            ]
+            if handlers:
+                kept_groups.append({**group, "hooks": handlers})
+            elif len(handlers) == len(group["hooks"]):
+                kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del out["hooks"]
+    return out
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _load_record() -> dict[str, Any]:
+    try:
+        data: Any = json.loads(record_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def plan_install() -> InstallPlan:
+    path = paths.settings_file()
+    before, data = _read_settings(path)
+    _check_hooks_shape(path, data)
+    record = _load_record()
+    ours = set(record.get("commands", {}).values()) | set(record.get("all_commands", []))
+    commands = {event: hook_command(event) for event in HOOK_EVENTS if _shim_available(event)}
+    merged = _without_ours(data, ours | set(commands.values()))
+    hooks = merged.setdefault("hooks", {})
+    for event, command in commands.items():
+        _, matcher, timeout = HOOK_EVENTS[event]
+        group: dict[str, Any] = {}
+        if matcher:
+            group["matcher"] = matcher
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        hooks.setdefault(event, []).append(group)
+    after = _dump(merged)
+    if before is not None and json.loads(before or "{}") == merged:
+        after = before  # already installed exactly like this: leave the bytes alone
+    files = [
+        (paths.config_dir() / rel, (templates_dir() / rel).read_text(encoding="utf-8"))
+        for rel in INSTALLED_TEMPLATE_FILES
+        if (templates_dir() / rel).exists()
+    ]
+    return InstallPlan(path, before, after, commands, files)
+
+
+def _shim_available(event: str) -> bool:
+    folder = hooks_dir()
+    if folder is None:
+        return event == "SessionStart"
+    return (folder / HOOK_EVENTS[event][0]).exists()
+
+
+def install(dry_run: bool = False) -> InstallPlan:
+    plan = plan_install()
+    if dry_run:
+        return plan
+    record = _load_record()
+    path = plan.settings_path
+    if plan.changes:
+        if plan.before is not None:
+            _write_backup(path)
+        atomic_write_text(path, plan.after)
+    _tighten(backup_file(path))
+    # Every command we ever put in, so that uninstall recognises an older install's handlers
+    # (in settings.json or in the backup) as ours too.
+    installed = set(record.get("all_commands", [])) | set(record.get("commands", {}).values())
+    record["all_commands"] = sorted(installed | set(plan.commands.values()))
+    if "original" not in record:
+        original = plan.before
+        record["original"] = (
+            None if original is None else base64.b64encode(original.encode("utf-8")).decode()
+        )
+    record["commands"] = plan.commands
+    record["installed_sha"] = hashlib.sha256(plan.after.encode("utf-8")).hexdigest()
+    written = []
+    ours = {path for path, _ in record.get("files", [])}
+    for target, text in plan.files:
+        # Never overwrite a file of the user's that happens to sit where ours would go.
+        if (
+            target.exists()
+            and str(target) not in ours
+            and target.read_text(errors="replace") != text
+        ):
+            plan.skipped.append(target)
+            continue
+        atomic_write_text(target, text)
+        written.append([str(target), hashlib.sha256(text.encode("utf-8")).hexdigest()])
+    record["files"] = written
+    atomic_write_text(record_file(), json.dumps(record, indent=2) + "\n")
+    return plan
+
+
+@dataclass
+class UninstallReport:
+    settings_path: Path
+    removed_handlers: int
+    restored_exact: bool
+    removed_files: list[str]
+    kept_files: list[str]
+    kept_backup: Path | None = None
+
+
+def uninstall() -> UninstallReport:
+    path = paths.settings_file()
+    record = _load_record()
+    ours = set(record.get("commands", {}).values()) | set(record.get("all_commands", []))
+    before, data = _read_settings(path)
+    cleaned = _without_ours(data, ours)
+    removed = _count_handlers(data) - _count_handlers(cleaned)
+    restored = False
+    original_b64 = record.get("original", "absent")
+    original: str | None
+    if original_b64 == "absent":
+        original = "\0"  # no record: we cannot know the original bytes
+    elif original_b64 is None:
+        original = None
+    else:
+        original = base64.b64decode(original_b64).decode("utf-8")
+    if before is not None:
+        if original is None and cleaned == {}:
+            path.unlink()
+            restored = True
+        elif original not in (None, "\0") and _same(original, cleaned):
+            if before != original:
+                atomic_write_text(path, original)
+            restored = True
+        elif removed:
+            atomic_write_text(path, _dump(cleaned))
+    kept_backup = _settle_backup(path, ours)
+    removed_files, kept_files = [], []
+    for target, sha in record.get("files", []):
+        p = Path(target)
+        try:
+            if hashlib.sha256(p.read_bytes()).hexdigest() == sha:
+                p.unlink()
+                removed_files.append(target)
+                _prune_empty(p.parent, paths.config_dir())
+            else:
+                kept_files.append(target)
+        except OSError:
+            continue
+    record_file().unlink(missing_ok=True)
+    return UninstallReport(path, removed, restored, removed_files, kept_files, kept_backup)
+
+
+def _settle_backup(path: Path, ours: set[str]) -> Path | None:
+    """After uninstall: delete the backup when, our handlers taken out, it holds the settings
+    the file now holds (it is a leftover of ours); otherwise it has something the person may
+    want back: keep it, owner-only, and return its path so the CLI can say where it is."""
+    backup = backup_file(path)
+    if not backup.exists():
+        return None
+    try:
+        _, now = _read_settings(path)
+        _, saved = _read_settings(backup)
+    except SettingsError:
+        saved, now = {"unreadable": True}, {}
+    if _without_ours(saved, ours) == _without_ours(now, ours):
+        with contextlib.suppress(OSError):
+            backup.unlink()
+            return None
+    _tighten(backup)
+    return backup
+
+
+def _same(original: str, cleaned: dict[str, Any]) -> bool:
+    try:
+        return bool(json.loads(original or "{}") == cleaned)
+    except ValueError:
+        return False
+
+
+def _count_handlers(data: dict[str, Any]) -> int:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    return sum(
+        len(g.get("hooks", []))
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+    )
+
+
+def _prune_empty(folder: Path, stop: Path) -> None:
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent

@@ -1,0 +1,73 @@
+"""Stop and SessionEnd: keep the hot file current, compress the session into its cold summary,
+and ask for a handoff once when a substantial session is about to stop without one.
+
+Registered with ``memory_tool.hooks`` on import. The cheap part (reading the new transcript
+lines, the hot file, the handoff decision) runs in the hook; the Scribe (cold summary, inbox,
+rolling window) runs in a detached process, since SessionEnd hooks share a 1.5 s budget.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from ..tiers import digest
+from . import dispatch as hooks
+
+
+def spawn_scribe(session_id: str, *, final: bool = False) -> None:
+    """Run the Scribe without making the hook wait: a detached process (inline under
+    MEMORY_TOOL_NO_BACKGROUND, as in tests). The hook itself never imports the Scribe's
+    heavier modules (index, YAML, tokenizer)."""
+    if os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
+        from ..tiers.scribe import run
+
+        run(session_id, final=final)
+        return
+    args = [sys.executable, "-m", "memory_tool.tiers.scribe", "--session", session_id]
+    if final:
+        args.append("--final")
+    subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _scribe(state: dict[str, Any], *, final: bool) -> None:
+    if final or state["generation"] != state.get("scribed_generation"):
+        try:
+            spawn_scribe(state["session_id"], final=final)
+        except Exception as exc:  # noqa: BLE001 - a summary that fails must not cost the stop
+            hooks.log_error("scribe", exc)
+
+
+def on_stop(payload: dict[str, Any]) -> dict[str, Any] | None:
+    if payload.get("agent_id"):  # a subagent's stop: the main session is not ending
+        return None
+    final = payload.get("last_assistant_message")
+    state = digest.update_session(payload, final=final if isinstance(final, str) else None)
+    if state is None:
+        return None
+    from ..base.config import load_config
+    from ..tiers.handoff import decide
+
+    result = decide(payload, state, load_config(), hooks.payload_cwd(payload))
+    _scribe(state, final=False)
+    return result
+
+
+def on_session_end(payload: dict[str, Any]) -> dict[str, Any] | None:
+    state = digest.update_session(payload)
+    if state is not None:
+        _scribe(state, final=True)
+    return None
+
+
+hooks.register("Stop", on_stop)
+hooks.register("SessionEnd", on_session_end)

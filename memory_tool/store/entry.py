@@ -1,0 +1,495 @@
+"""One memory: parsing a Markdown file with frontmatter into an ``Entry``, its id, and the text
+forms the layers emit (brief line, depth-2 summary).
+
+Parsing imports YAML and the tokenizer, so it runs only when a file is new or changed; hooks read
+the parsed, rendered and counted result from the index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any
+
+from ..base import tokens
+from ..base.config import CONTEXT_LINE_MAX_TOKENS, ENTRY_LINE_MAX_TOKENS
+from ..base.privacy import LazyPattern, escape_fence, sanitize
+from ..base.record import field, record
+
+TYPE_LETTERS = {
+    "user": "u",
+    "feedback": "f",
+    "project": "p",
+    "reference": "r",
+    "wiki": "w",
+    "cold": "c",
+    "session": "s",
+    "note": "n",
+    "hot": "h",
+}
+CLAUDE_TYPES = ("user", "feedback", "project", "reference")
+# Depth 2 shows this many characters of the memory (the design's "first 80 chars" preview).
+PREVIEW_CHARS = 80
+# Files larger than this are indexed by their first part only: a memory is a fact, not a dump,
+# and a 50 MB file must not stall a hook. The rest stays on disk, readable with `get`.
+MAX_FILE_BYTES = 256 * 1024
+
+ID_RE = re.compile(r"^[a-z]-[0-9a-f]{6,12}$")
+USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+# Irreversible consequences (data loss, money, downtime, security breach) put a rule first.
+IRREVERSIBLE_RE = LazyPattern(
+    r"\b(data loss|lose data|irreversib\w*|destroy\w*|drop (table|database)|truncate|"
+    r"rm -rf|force[- ]push\w*|delet\w*|wip\w*|production|prod\b|outage|downtime|billing|"
+    r"money|charg\w+ (the )?(card|customer)|payment|secret\w*|credential\w*|api key|"
+    r"password\w*|breach|leak\w*|pii|gdpr|backup\w*|rollback|migration\w*)\b",
+    re.IGNORECASE,
+)
+# Hard constraints: rules stated as obligations or prohibitions.
+CONSTRAINT_RE = LazyPattern(
+    r"\b(never|always|must|must not|do not|don't|dont|forbidden|required|only use|"
+    r"hard constraint|constraint|under no circumstances)\b",
+    re.IGNORECASE,
+)
+_WS = re.compile(r"\s+")
+_BOLD = re.compile(r"\*\*|__")
+_WORD = re.compile(r"[a-z0-9]+")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+# ``importance:`` runs from 1 (low) to 5 (high); a memory without one counts as 3, the middle.
+IMPORTANCE_MIN = 1
+IMPORTANCE_MAX = 5
+IMPORTANCE_DEFAULT = 3
+# An invalid frontmatter value is quoted in the doctor's report up to this many characters.
+INVALID_VALUE_MAX_CHARS = 40
+
+PRIORITY_PINNED = 0
+PRIORITY_IRREVERSIBLE = 1
+PRIORITY_RULE = 2
+PRIORITY_OTHER = 3
+
+
+@record
+class Entry:
+    id: str
+    path: str
+    source: str  # claude | identity | room | wiki | cold | context
+    project: str = ""
+    type: str = "reference"
+    name: str = ""
+    description: str = ""
+    body: str = ""
+    room: str = ""
+    room_origin: str = ""  # frontmatter | folder | classified | ""
+    tags: list[str] = field(default_factory=list)
+    created: str = ""
+    created_inferred: bool = False
+    updated: str = ""
+    importance: int = 3
+    always: bool = False
+    expires: str = ""
+    priority: int = PRIORITY_OTHER
+    dedupe_key: str = ""
+    line: str = ""
+    line_tokens: int = 0
+    summary: str = ""
+    summary_tokens: int = 0
+    full_tokens: int = 0
+    mtime_ns: int = 0
+    size: int = 0
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def letter(self) -> str:
+        return TYPE_LETTERS.get(self.type, "n")
+
+
+def make_id(type_: str, stable_key: str, salt: int = 0) -> str:
+    """``<type letter>-<6 hex>``: a hash of where the file lives, so re-indexing keeps it."""
+    material = stable_key if salt == 0 else f"{stable_key}#{salt}"
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
+    digest = hashlib.sha1(material.encode("utf-8")).hexdigest()
+    return f"{TYPE_LETTERS.get(type_, 'n')}-{digest[:6]}"
+
+
+def type_from_filename(name: str) -> str | None:
+    for prefix in CLAUDE_TYPES:
+        if name.startswith(prefix + "_"):
+            return prefix
+    return None
+
+
+def _iso_date(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        match = re.match(r"\s*(\d{4}-\d{2}-\d{2})", value)
+        if match:
+            try:  # '2026-02-30' has the shape of a date but is none
+                return dt.date.fromisoformat(match.group(1)).isoformat()
+            except ValueError:
+                return ""
+    return ""
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "1", "on")
+    return bool(value)
+
+
+def _as_importance(value: Any) -> int:
+    try:
+        return min(IMPORTANCE_MAX, max(IMPORTANCE_MIN, int(value)))
+    except (TypeError, ValueError):
+        return IMPORTANCE_DEFAULT
+
+
+def _shown(value: Any) -> str:
+    text = str(value) if isinstance(value, _SCALAR_TYPES) else f"a {type(value).__name__}"
+    text = one_line(text)
+    if len(text) > INVALID_VALUE_MAX_CHARS:
+        text = text[:INVALID_VALUE_MAX_CHARS] + "…"
+    return text
+
+
+def invalid_values(meta: dict[str, Any]) -> dict[str, str]:
+    """Frontmatter values that were given but cannot be used as written (the doctor reports
+    them; parsing falls back to an inferred date, no expiry, or a clamped importance)."""
+    out: dict[str, str] = {}
+    for key in ("created", "expires"):
+        value = meta.get(key)
+        if value not in (None, "") and not _iso_date(value):
+            out[key] = _shown(value)
+    value = meta.get("importance")
+    if value is not None:
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        whole = whole or (isinstance(value, str) and _WHOLE.fullmatch(value.strip()) is not None)
+        try:
+            valid = whole and IMPORTANCE_MIN <= int(value) <= IMPORTANCE_MAX
+        except ValueError:  # more digits than int() reads
+            valid = False
+        if not valid:
+            out["importance"] = _shown(value)
+    return out
+
+
+# A frontmatter fence: a line of three or more dashes (python-frontmatter's boundary).
+_FENCE = re.compile(r"-{3,}[ \t]*\r?")
+# A top-level ``key:`` line of YAML frontmatter.
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
+# Keys a memory's frontmatter holds (Claude Code's and ours). In a block whose closing '---' is
+# missing, the leading lines with these keys are frontmatter and the first other line starts the
+# memory's text ("Note: ..." is prose, not a key).
+FRONTMATTER_KEYS = frozenset(
+    (
+        "name description type metadata created updated modified tags room importance always "
+        "expires id originSessionId"
+    ).split()
+)
+_YAML_HOW = (
+    "fix the YAML between the --- lines "
+    "(quote a value that holds ': ' or starts with [ { & * ! | > ' \" % @ or `)"
+)
+_UNCLOSED_HOW = "add a line holding only --- after the last frontmatter line"
+
+
+def _split_frontmatter(text: str) -> tuple[dict[str, Any], str, str]:
+    """(metadata, body, error). Broken frontmatter is never part of the body: the body is the text
+    after the block, the metadata what can be salvaged from it, the error says where and how."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        return _broken_frontmatter(text, exc)
+    meta = post.metadata if isinstance(post.metadata, dict) else {}
+    if not meta and text.lstrip().startswith("---"):
+        # python-frontmatter reads a block that never closes as no frontmatter at all.
+        fences = _fences(text.split("\n"))
+        if fences is not None and fences[1] is None:
+            return _broken_frontmatter(text, None)
+    return dict(meta), post.content, ""
+
+
+def _fences(lines: list[str]) -> tuple[int, int | None] | None:
+    """(opening, closing or None) line indexes of a YAML frontmatter block; None without one."""
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None or not _FENCE.fullmatch(lines[start]):
+        return None
+    close = next((i for i in range(start + 1, len(lines)) if _FENCE.fullmatch(lines[i])), None)
+    return start, close
+
+
+def _broken_frontmatter(text: str, exc: Exception | None) -> tuple[dict[str, Any], str, str]:
+    lines = text.split("\n")
+    fences = _fences(lines)
+    if fences is None:  # not a YAML block (another format python-frontmatter reads)
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {}, text, f"broken frontmatter: {first}"
+    start, close = fences
+    if close is None:
+        end = _header_end(lines, start + 1)
+        meta, _ = _salvage(lines[start + 1 : end], start + 2)
+        body = "\n".join(lines[end:]).strip()
+        error = f"opened with --- on line {start + 1} but never closed: {_UNCLOSED_HOW}"
+        return meta, body, f"broken frontmatter: {error}"
+    block = lines[start + 1 : close]
+    meta, first_bad = _salvage(block, start + 2)
+    body = "\n".join(lines[close + 1 :]).strip()
+    where = _yaml_error(block, start + 2) or first_bad
+    if not where:
+        where = str(exc).splitlines()[0] if exc is not None and str(exc) else "unreadable YAML"
+    return meta, body, f"broken frontmatter: {where}: {_YAML_HOW}"
+
+
+def _header_end(lines: list[str], first: int) -> int:
+    """Where the text starts in a block that never closes: after the leading frontmatter keys
+    (and the indented or '- ' lines under a key without a value, like ``metadata:``)."""
+    n, nested = first, False
+    while n < len(lines):
+        line = lines[n]
+        match = _KEY_LINE.match(line)
+        if match and match.group(1) in FRONTMATTER_KEYS:
+            nested = not line[match.end() :].strip()
+        elif not (nested and line.strip() and (line[0] in " \t" or line.startswith("- "))):
+            break
+        n += 1
+    return n
+
+
+def _salvage(block: list[str], first_line: int) -> tuple[dict[str, Any], str]:
+    """The keys of a broken block that parse on their own (each top-level key with the lines
+    under it), and where the first one that does not is (``line N: problem``)."""
+    import yaml
+
+    chunks: list[tuple[int, list[str]]] = []
+    for i, line in enumerate(block):
+        if _KEY_LINE.match(line):
+            chunks.append((i, [line]))
+        elif chunks:
+            chunks[-1][1].append(line)
+    meta: dict[str, Any] = {}
+    first_bad = ""
+    for i, chunk in chunks:
+        try:
+            value = yaml.safe_load("\n".join(chunk))
+        except (yaml.YAMLError, ValueError, TypeError) as exc:
+            if not first_bad:
+                first_bad = f"line {first_line + i}: {str(exc).splitlines()[0]}"
+            continue
+        if isinstance(value, dict):
+            meta.update(value)
+    return meta, first_bad
+
+
+def _yaml_error(block: list[str], first_line: int) -> str:
+    """``line N: <context>, <problem> on line M`` for the YAML error in ``block`` (whose first
+    line is file line ``first_line``), or "" when YAML gives no position."""
+    import yaml
+
+    try:
+        yaml.safe_load("\n".join(block))
+    except yaml.MarkedYAMLError as exc:
+        mark, problem = exc.problem_mark, exc.problem or ""
+        if mark is None:
+            return ""
+        at = first_line + mark.line
+        if exc.context and exc.context_mark is not None:
+            ctx = first_line + exc.context_mark.line
+            return f"line {ctx}: {exc.context}, {problem} on line {at}"
+        return f"line {at}: {problem}"
+    except (yaml.YAMLError, ValueError, TypeError):
+        return ""
+    return ""
+
+
+# Frontmatter values that can stand for text. A list or mapping where text belongs is malformed,
+# and turning one into a string can take forever: YAML aliases nest a few hundred bytes into
+# billions of items (a "billion laughs" file would hang every hook that indexes it).
+_SCALAR_TYPES = (str, int, float, dt.date)
+
+
+def _text_of(value: Any) -> str:
+    if not isinstance(value, _SCALAR_TYPES):
+        return ""
+    # YAML's "\ud800" escapes make lone surrogates, which no UTF-8 database or file can hold.
+    return str(value).encode("utf-8", "replace").decode("utf-8").strip()
+
+
+def one_line(text: str) -> str:
+    return _WS.sub(" ", _BOLD.sub("", text)).strip()
+
+
+def dedupe_key(text: str) -> str:
+    words = _WORD.findall(text.lower())
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
+    return hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()[:16]
+
+
+def classify_priority(entry: Entry) -> int:
+    if entry.always:
+        return PRIORITY_PINNED
+    text = f"{entry.name} {entry.description} {entry.body}"
+    if entry.type in ("feedback", "project", "user") and IRREVERSIBLE_RE.search(text):
+        return PRIORITY_IRREVERSIBLE
+    if entry.type == "feedback" or CONSTRAINT_RE.search(text):
+        return PRIORITY_RULE
+    return PRIORITY_OTHER
+
+
+def render(entry: Entry) -> None:
+    """Fill the emitted forms and their exact token counts.
+
+    A brief line is one line that starts with '-' and ends with '\\n': at such boundaries cl100k's
+    pre-tokenizer splits the same way alone and in a concatenation, so the count of a brief is the
+    sum of its lines' counts (``tests/test_tokens.py`` checks this on random text).
+    """
+    label = entry.name if entry.name and not entry.body.strip() else ""
+    text = one_line(entry.body) or one_line(entry.description) or one_line(entry.name)
+    if label and text != one_line(label):
+        text = f"{one_line(label)}: {text}"
+    text = escape_fence(text) or "(empty)"
+    head = f"- [{entry.id}] "
+    cap = CONTEXT_LINE_MAX_TOKENS if entry.source == "context" else ENTRY_LINE_MAX_TOKENS
+    body = tokens.truncate(text, max(1, cap - tokens.count(head)))
+    entry.line = f"{head}{body}\n"
+    entry.line_tokens = tokens.count(entry.line)
+    preview_src = one_line(entry.description) or one_line(entry.body) or one_line(entry.name)
+    if entry.source == "session":
+        # A transcript chunk's description only says who spoke when: the peek that decides
+        # whether to fetch it needs what was said.
+        role = str(entry.extra.get("role") or "")
+        preview_src = (f"{role}: " if role else "") + one_line(entry.body)
+    preview = escape_fence(preview_src[:PREVIEW_CHARS])
+    if len(preview_src) > PREVIEW_CHARS:
+        preview += "…"
+    room = entry.room or "-"
+    entry.summary = f"{entry.id} {room} {entry.type} {entry.created or '?'} {preview}\n"
+    entry.summary_tokens = tokens.count(entry.summary)
+    entry.full_tokens = tokens.count(full_text(entry))
+
+
+def full_text(entry: Entry) -> str:
+    """Depth 3: the whole memory as stored in the index (sanitised)."""
+    head = entry.name or entry.id
+    parts = [f"# {head} [{entry.id}]"]
+    if entry.description and not one_line(entry.body).startswith(one_line(entry.description)):
+        parts.append(entry.description)
+    meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"
+    parts.append(meta)
+    parts.append(entry.body.strip())
+    return escape_fence("\n".join(p for p in parts if p)) + "\n"
+
+
+def parse_file(
+    path: Path,
+    source: str,
+    *,
+    stable_key: str,
+    project: str = "",
+    room: str = "",
+    default_type: str = "reference",
+    st_mtime_ns: int | None = None,
+    st_size: int | None = None,
+) -> Entry:
+    """Read one memory file into an Entry. Never raises for bad content: problems land in
+    ``entry.error`` so the doctor can report them and the rest of the tree still loads."""
+    error = ""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raw = raw[:MAX_FILE_BYTES]
+            error = f"file larger than {MAX_FILE_BYTES} bytes: indexed its first part"
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            # A UTF-16 file with its BOM (Windows editors save these): its NUL bytes are
+            # half of every character, not damage.
+            raw = raw.decode("utf-16", errors="replace").encode("utf-8")
+        if b"\x00" in raw:
+            raw = raw.replace(b"\x00", b"")
+            error = error or "file holds NUL bytes: indexed without them"
+        text = raw.decode("utf-8", errors="replace")
+    except OSError as exc:
+        text = ""
+        error = f"unreadable: {exc.strerror or exc}"
+    text = text.lstrip("\ufeff")
+    meta, body, fm_error = _split_frontmatter(text) if text else ({}, "", "")
+    error = error or fm_error
+    nested_raw = meta.get("metadata")
+    nested: dict[str, Any] = nested_raw if isinstance(nested_raw, dict) else {}
+    raw_type = _text_of(nested.get("type") or meta.get("type")).lower()
+    type_ = raw_type or type_from_filename(path.name) or default_type
+    if source == "identity":
+        type_ = "user"
+    elif source == "cold":
+        type_ = "cold"
+    elif source == "wiki":
+        type_ = "wiki"
+    elif source == "context":
+        type_ = "project"
+    if type_ not in TYPE_LETTERS:
+        type_ = default_type
+    name = _text_of(meta.get("name")) or path.stem
+    created = _iso_date(meta.get("created"))
+    inferred = False
+    if not created:
+        inferred = True
+        created = _iso_date(meta.get("modified")) or _iso_date(meta.get("updated"))
+        if not created and st_mtime_ns is not None:
+            stamp = dt.datetime.fromtimestamp(st_mtime_ns / 1e9, tz=dt.timezone.utc)
+            created = stamp.date().isoformat()
+    tags_raw = meta.get("tags") or []
+    tags = [_text_of(t) for t in (tags_raw if isinstance(tags_raw, list) else [tags_raw])]
+    tags = [t for t in tags if t]
+    fm_room = _text_of(meta.get("room"))
+    entry = Entry(
+        id="",
+        path=str(path),
+        source=source,
+        # A wiki record promoted from a session says which project's it is.
+        project=project or (_text_of(meta.get("project")) if source == "wiki" else ""),
+        type=type_,
+        name=sanitize(name),
+        description=sanitize(_text_of(meta.get("description"))),
+        body=sanitize(body),
+        room=fm_room or room,
+        room_origin="frontmatter" if fm_room else ("folder" if room else ""),
+        tags=tags,
+        created=created,
+        created_inferred=inferred,
+        updated=_iso_date(meta.get("updated") or meta.get("modified")),
+        importance=_as_importance(meta.get("importance", IMPORTANCE_DEFAULT)),
+        always=_as_bool(meta.get("always", False)),
+        expires=_iso_date(meta.get("expires")),
+        mtime_ns=st_mtime_ns or 0,
+        size=st_size or 0,
+        error=error,
+    )
+    own_id = _text_of(meta.get("id"))
+    if own_id and USER_ID_RE.match(own_id):
+        entry.id = own_id
+        entry.extra["own_id"] = True
+    else:
+        entry.id = make_id(type_, stable_key)
+    entry.extra["stable_key"] = stable_key
+    invalid = invalid_values(meta)
+    if invalid:
+        entry.extra["invalid"] = invalid
+    if source == "claude" and not fm_error:
+        # Claude Code reads these three from the frontmatter; the doctor names what is missing.
+        given = {"name": meta.get("name"), "description": meta.get("description")}
+        given["type"] = raw_type
+        missing = [key for key, value in given.items() if not _text_of(value)]
+        if missing:
+            entry.extra["missing"] = missing
+    entry.priority = classify_priority(entry)
+    entry.dedupe_key = dedupe_key(entry.body or entry.description or entry.name)
+    return entry

@@ -1,0 +1,673 @@
+"""The SQLite index: derived from the memory files, safe to delete, never the truth.
+
+It holds each entry's parsed fields, its rendered forms and their exact token counts, so a hook
+can answer without parsing YAML or loading the tokenizer. Several Claude Code sessions run at
+once: WAL mode, a busy timeout, short write transactions, and parsing done outside them.
+A corrupt database is moved aside and rebuilt from the files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..base import paths
+from ..base.errors import DeletedMemoryError, IndexCorruptError, InvalidIdError, UnknownIdError
+from ..base.fsutil import DIR_MODE, FILE_MODE, ensure_dir
+from ..base.record import field, record
+from . import tree
+from .migrations import apply_migrations
+
+if TYPE_CHECKING:
+    from .entry import Entry
+
+# Waiting this long for another writer beats failing a hook; SQLite retries inside the wait.
+BUSY_TIMEOUT_MS = 10_000
+# The background full refresh a SessionStart may start runs at most this often.
+FULL_REFRESH_INTERVAL_S = 300
+# What a row holds depends on how a file is parsed and classified. Bump this when that changes:
+# the next full refresh then re-reads every file (rows written by an older parser would keep,
+# say, a broken frontmatter's raw YAML as the memory's text until the file changed).
+# 2: broken frontmatter is stripped, invalid values recorded; a cold summary's room ignores
+#    its generated name.
+# 3: a wiki record's `project:` (set when promoted from a session) is its project.
+PARSER_VERSION = "3"
+# Cached derived values (briefs per project and day): enough for many projects, small on disk.
+DERIVED_KEEP = 64
+# Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap
+# keeps it near a megabyte.
+TOKEN_CACHE_MAX_ROWS = 20_000
+
+ENTRY_COLUMNS = (
+    "id", "path", "source", "project", "type", "name", "description", "body", "room",
+    "room_origin", "tags", "created", "created_inferred", "updated", "importance", "always",
+    "expires", "priority", "dedupe_key", "line", "line_tokens", "summary", "summary_tokens",
+    "full_tokens", "mtime_ns", "size", "error", "extra",
+)  # fmt: skip
+
+RoomClassifier = Callable[["Entry"], "str | None"]
+
+
+@record
+class RefreshStats:
+    scanned: int = 0
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    sessions_added: int = 0
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+def _row_values(e: Entry) -> tuple[Any, ...]:
+    return (
+        e.id, e.path, e.source, e.project, e.type, e.name, e.description, e.body, e.room,
+        e.room_origin, json.dumps(e.tags), e.created, int(e.created_inferred), e.updated,
+        e.importance, int(e.always), e.expires, e.priority, e.dedupe_key, e.line, e.line_tokens,
+        e.summary, e.summary_tokens, e.full_tokens, e.mtime_ns, e.size, e.error,
+        json.dumps(e.extra),
+    )  # fmt: skip
+
+
+def row_to_entry(row: sqlite3.Row) -> Entry:
+    from .entry import Entry
+
+    data = dict(row)
+    data.pop("rowid", None)
+    try:
+        tags, extra = data.get("tags") or "[]", data.get("extra") or "{}"
+        data["tags"] = [] if tags == "[]" else json.loads(tags)  # the common case, parse-free
+        data["extra"] = {} if extra == "{}" else json.loads(extra)
+    except ValueError as exc:
+        # We only ever store valid JSON here: garbage means the file is damaged (a truncated
+        # index can read back without SQLite noticing). Report it as such, so the damaged
+        # index is moved aside and rebuilt instead of failing every hook that reads this row.
+        raise sqlite3.DatabaseError(f"damaged index row {data.get('id')!r}: {exc}") from exc
+    data["created_inferred"] = bool(data.get("created_inferred"))
+    data["always"] = bool(data.get("always"))
+    return Entry(**{k: data[k] for k in ENTRY_COLUMNS if k in data})
+
+
+def _writable(db_path: Path) -> bool:
+    """Whether the index may be created or written where it lives (the nearest existing folder
+    on its way must be writable, and the file itself if it exists)."""
+    here = db_path.parent
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if not os.access(here, os.W_OK):
+        return False
+    return not db_path.exists() or os.access(db_path, os.W_OK)
+
+
+def _quarantine(db_path: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(str(db_path) + suffix)
+        if src.exists():
+            os.replace(src, Path(str(target) + suffix))
+    # Nothing is lost (the files are the truth), but a person wondering why recall was slow
+    # or where the old database went finds it in the hook log.
+    from ..runtime.dispatch import log_error
+
+    log_error("index", f"{db_path} could not be read: moved to {target}, rebuilt from the files")
+    return target
+
+
+class Index:
+    """A connection to the index plus the operations on it. Use ``Index.open()``."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self.room_classifier: RoomClassifier | None = None
+
+    # --- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path | None = None) -> Index:
+        """Open (creating if needed); a database that is not readable is moved aside and rebuilt
+        from the files on the next refresh."""
+        db_path = path or paths.index_file()
+        if not _writable(db_path):
+            return cls._in_memory(db_path)
+        ensure_dir(db_path.parent)
+        try:
+            return cls._connect(db_path)
+        except sqlite3.DatabaseError:
+            _quarantine(db_path)
+            return cls._connect(db_path)
+
+    @classmethod
+    def _in_memory(cls, db_path: Path) -> Index:
+        """A read-only state folder (a mounted backup, a locked-down home): the index cannot
+        be written, but the files can be read, so an index in memory is built from them (the
+        brief needs this project's folder only). Nothing is moved aside or written."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        apply_migrations(conn)
+        return cls(conn, db_path)
+
+    @classmethod
+    def _connect(cls, db_path: Path) -> Index:
+        fresh = not db_path.exists()
+        if fresh:
+            os.close(os.open(db_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+        conn = sqlite3.connect(db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            apply_migrations(conn)
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
+        return cls(conn, db_path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- meta and token cache --------------------------------------------------------------
+    def meta(self, key: str, default: str = "") -> str:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        return int(self.meta("generation", "0") or 0)
+
+    @contextlib.contextmanager
+    def _no_wait(self) -> Iterator[None]:
+        """Cache writes skip a locked database at once instead of waiting out the busy timeout:
+        a hook's own timeout (UserPromptSubmit: 10 s) is no longer than that wait."""
+        self.conn.execute("PRAGMA busy_timeout=0")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+    def count_cached(self, text: str) -> int:
+        """Exact tokens of a fixed or rarely-changing string (headers, "N more" lines); the
+        tokenizer loads only the first time a string is seen on this machine."""
+        row = self.conn.execute("SELECT n FROM token_cache WHERE text=?", (text,)).fetchone()
+        if row:
+            return int(row[0])
+        from ..base import tokens
+
+        n = tokens.count(text)
+        with contextlib.suppress(sqlite3.OperationalError), self._no_wait():  # locked: answer
+            self.conn.execute(
+                "INSERT OR REPLACE INTO token_cache(text, n) VALUES (?, ?)", (text, n)
+            )
+        return n
+
+    def derived_get(self, key: str) -> str | None:
+        """A value computed from the index (e.g. a wake-up brief), valid while ``key`` is."""
+        row = self.conn.execute("SELECT value FROM derived WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def derived_put(self, key: str, value: str) -> None:
+        with contextlib.suppress(sqlite3.OperationalError), self._no_wait():  # locked: skip it
+            self.conn.execute(
+                "INSERT OR REPLACE INTO derived(key, value, at) VALUES (?, ?, ?)",
+                (key, value, time.time()),
+            )
+            self.conn.execute(
+                "DELETE FROM derived WHERE key NOT IN "
+                f"(SELECT key FROM derived ORDER BY at DESC LIMIT {DERIVED_KEEP})"
+            )
+
+    # --- reading ---------------------------------------------------------------------------
+    def get(self, entry_id: str) -> Entry:
+        from .entry import ID_RE, USER_ID_RE
+
+        if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)):
+            raise InvalidIdError(entry_id)
+        row = self.conn.execute("SELECT * FROM entries WHERE id=?", (entry_id,)).fetchone()
+        if row is None:
+            raise UnknownIdError(entry_id)
+        return row_to_entry(row)
+
+    def get_current(self, entry_id: str) -> Entry:
+        """``get``, as the file is now (``current``): an edited file is read again; a deleted
+        one raises DeletedMemoryError instead of showing text that no longer exists."""
+        entry = self.get(entry_id)
+        fresh = self.current([entry])
+        if not fresh:
+            raise DeletedMemoryError(entry_id, entry.path)
+        return fresh[0]
+
+    def ensure_built(self, cwd: str | Path | None = None) -> bool:
+        """Build the index from the files if it never was (deleted, or a new state root): the
+        index is derived and safe to delete, so a command must not answer "no memories" from
+        an empty one. True when it built."""
+        if self.meta("last_full_refresh"):
+            return False
+        self.refresh(cwd)
+        return True
+
+    def query(self, where: str = "1", params: Sequence[Any] = ()) -> list[Entry]:
+        sql = f"SELECT * FROM entries WHERE {where} ORDER BY id"
+        return [row_to_entry(r) for r in self.conn.execute(sql, params)]
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+    # --- writing ---------------------------------------------------------------------------
+    def _stored(self, where: str = "1", params: Sequence[Any] = ()) -> dict[str, sqlite3.Row]:
+        sql = f"SELECT id, path, mtime_ns, size, source FROM entries WHERE {where}"
+        return {r["path"]: r for r in self.conn.execute(sql, params)}
+
+    def _parse(self, items: Iterable[tuple[Path, int, int, tree.Folder]]) -> list[Entry]:
+        from .entry import parse_file
+
+        parsed = []
+        for path, mtime, size, folder in sorted(items, key=lambda t: str(t[0])):
+            entry = parse_file(
+                path,
+                folder.source,
+                stable_key=folder.stable_key(path),
+                project=folder.project,
+                room=folder.room,
+                default_type=folder.default_type,
+                st_mtime_ns=mtime,
+                st_size=size,
+            )
+            if not entry.room and self.room_classifier is not None and entry.type != "user":
+                room = self.room_classifier(entry)
+                if room:
+                    entry.room, entry.room_origin = room, "classified"
+            parsed.append(entry)
+        return parsed
+
+    def _write(self, entries: list[Entry], removed_paths: Iterable[str]) -> None:
+        """Apply parsed entries and removals in one short write transaction."""
+        removed = list(removed_paths)
+        if not entries and not removed:
+            return
+        from .entry import render
+
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for p in removed:
+                row = conn.execute("SELECT rowid FROM entries WHERE path=?", (p,)).fetchone()
+                if row:
+                    conn.execute("DELETE FROM entries_fts WHERE rowid=?", (row[0],))
+                    conn.execute("DELETE FROM entries WHERE rowid=?", (row[0],))
+            for e in entries:
+                old = conn.execute(
+                    "SELECT rowid, id FROM entries WHERE path=?", (e.path,)
+                ).fetchone()
+                if old is not None:
+                    conn.execute("DELETE FROM entries_fts WHERE rowid=?", (old[0],))
+                    conn.execute("DELETE FROM entries WHERE rowid=?", (old[0],))
+                e.id = self._free_id(e, previous=old[1] if old else None)
+                render(e)
+                cur = conn.execute(
+                    f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' * len(ENTRY_COLUMNS))})",
+                    _row_values(e),
+                )
+                conn.execute(
+                    "INSERT INTO entries_fts(rowid, name, description, body, tags, room) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (cur.lastrowid, e.name, e.description, e.body, " ".join(e.tags), e.room),
+                )
+            if entries:
+                from ..base import tokens
+
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('token_method', ?)",
+                    (tokens.method(),),
+                )
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('generation', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def write_entries(self, entries: list[Entry]) -> None:
+        """Store entries built elsewhere (session chunks), in one transaction."""
+        self._write(entries, [])
+
+    def remove_paths_with_prefix(self, prefix: str) -> None:
+        self._write([], self.paths_under(prefix))
+
+    def _free_id(self, e: Entry, previous: str | None) -> str:
+        """Keep an entry's id across re-indexing; resolve a rare hash clash with a salt."""
+        from .entry import make_id
+
+        stable_key = str(e.extra.get("stable_key", e.path))
+        if e.extra.get("own_id"):
+            row = self.conn.execute("SELECT path FROM entries WHERE id=?", (e.id,)).fetchone()
+            if row is None or row[0] == e.path:
+                return e.id
+            e.error = e.error or f"id {e.id!r} is already used by {row[0]}: given a generated id"
+            e.id = make_id(e.type, stable_key)
+        elif previous and previous[0] == e.id[0]:
+            return previous
+        candidate, salt = e.id, 0
+        while True:
+            row = self.conn.execute("SELECT path FROM entries WHERE id=?", (candidate,)).fetchone()
+            if row is None or row[0] == e.path:
+                return candidate
+            salt += 1
+            candidate = make_id(e.type, stable_key, salt)
+
+    def _sync(
+        self,
+        found: dict[str, tuple[int, int, tree.Folder]],
+        stored: dict[str, sqlite3.Row],
+        removable: Iterable[str],
+    ) -> RefreshStats:
+        stats = RefreshStats(scanned=len(found))
+        todo = []
+        for p, (mtime, size, folder) in found.items():
+            old = stored.get(p)
+            if old is None:
+                stats.added.append(p)
+            elif old["mtime_ns"] != mtime or old["size"] != size:
+                stats.changed.append(p)
+            else:
+                continue
+            todo.append((Path(p), mtime, size, folder))
+        stats.removed = [p for p in removable if p not in found]
+        if todo or stats.removed:
+            self._write(self._parse(todo), stats.removed)
+        return stats
+
+    def refresh(self, cwd: str | Path | None = None, sessions: bool = True) -> RefreshStats:
+        """Bring the index in line with every memory file: stat each file, re-read only the new
+        and changed ones, drop the deleted ones. File contents are not read when nothing changed."""
+        if self.meta("parser_version") != PARSER_VERSION:
+            # Rows of an older parser: every file is read again (ids are kept).
+            self.conn.execute("UPDATE entries SET mtime_ns = -1 WHERE source != 'session'")
+        # What the index holds is read before the folders are listed: a memory another
+        # process writes and indexes meanwhile must not look deleted (and lose its row).
+        stored = self._stored("source != 'session'")
+        found: dict[str, tuple[int, int, tree.Folder]] = {}
+        folders = tree.all_folders()
+        for folder in folders:
+            for p, mtime, size in tree.scan(folder):
+                found[str(p)] = (mtime, size, folder)
+        self._add_context_files(found, cwd)
+        stats = self._sync(found, stored, stored.keys())
+        self._record_dirs(folders)
+        if sessions:
+            from .sessions import refresh_sessions
+
+            stats.sessions_added = refresh_sessions(self)
+        self._prune_token_cache()
+        self.set_meta("parser_version", PARSER_VERSION)
+        self.set_meta("last_full_refresh", str(int(time.time())))
+        return stats
+
+    def refresh_for_wake(self, cwd: str | Path) -> RefreshStats:
+        """The part of a refresh that the wake-up brief depends on, cheap enough for every
+        SessionStart: this project's memory folder and identity/ in full; in other projects'
+        folders the known user facts, plus a full look where the folder's listing changed
+        (a new or deleted file). Edits elsewhere are picked up by the full refresh."""
+        project = paths.project_key(cwd)
+        known_dirs = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
+        claude = tree.claude_folders()
+        if not any(f.project == project for f in claude):
+            claude.append(tree.claude_folder_for(project))
+        full_scan = [
+            f
+            for f in claude
+            if f.project == project or known_dirs.get(str(f.path)) != tree.dir_mtime(f.path)
+        ]
+        palace = tree.palace_folders()
+        full_scan += [f for f in palace if f.source == "identity"]
+
+        found: dict[str, tuple[int, int, tree.Folder]] = {}
+        removable: list[str] = []
+        for folder in full_scan:
+            # Rows before files (see refresh): a file indexed meanwhile is not "removed".
+            removable += self.paths_under(str(folder.path) + os.sep)
+            for p, mtime, size in tree.scan(folder):
+                found[str(p)] = (mtime, size, folder)
+        # Known always-loaded facts in folders not scanned in full: stat them one by one.
+        scanned = {str(f.path) for f in full_scan}
+        folders_by_path = {str(f.path): f for f in claude + palace}
+        for row in self.conn.execute(
+            "SELECT path FROM entries WHERE (type='user' OR always=1) "
+            "AND source NOT IN ('session', 'context')"
+        ):
+            p = row[0]
+            owner = _folder_of(p, folders_by_path)
+            if p in found or owner is None or str(owner.path) in scanned:
+                continue
+            try:
+                st = os.stat(p)
+            except OSError:
+                removable.append(p)
+                continue
+            found[p] = (st.st_mtime_ns, st.st_size, owner)
+        self._add_context_files(found, cwd, only_cwd=True)
+        removable.append(str(paths.context_file(cwd)))
+        wanted = sorted(set(found) | set(removable))
+        stored = self._stored("path IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
+        stats = self._sync(found, stored, [p for p in removable if p in stored])
+        self._record_dirs(full_scan)
+        return stats
+
+    def refresh_changed_folders(self, cwd: str | Path) -> RefreshStats:
+        """The refresh every prompt can afford: the palace's folders and this project's memory
+        folder are stat'ed (about 20 calls), and only a folder whose listing changed (a file
+        added, deleted, or saved by an editor's rename) is scanned again. A hand-written note in
+        rooms/auth/ is recalled on the next prompt, not after the next full refresh. Edits in
+        place are checked where it matters, on the entries about to be shown (``current``).
+        Does nothing on an index that was never built: a full build is no job for a hook."""
+        if not self.meta("last_full_refresh"):
+            return RefreshStats()
+        folders = tree.palace_folders() + [tree.claude_folder_for(paths.project_key(cwd))]
+        known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
+        stale: list[tree.Folder] = []
+        for f in folders:
+            mtime = tree.dir_mtime(f.path)
+            if mtime is not None and known.get(str(f.path)) != mtime:
+                stale.append(f)
+        # A palace folder deleted as a whole (rm -r rooms/old): its memories go with it.
+        palace = str(paths.state_root()) + os.sep
+        listed = {str(f.path) for f in folders}
+        gone = [d for d in known if d.startswith(palace) and d not in listed]
+        gone = [d for d in gone if not os.path.isdir(d)]
+        if not stale and not gone:
+            return RefreshStats()
+        # Listing times are recorded before the scan: a file added meanwhile changes the folder
+        # again and is picked up next time, never lost.
+        self._record_dirs(stale)
+        found: dict[str, tuple[int, int, tree.Folder]] = {}
+        removable: list[str] = []
+        for folder in stale + [tree.Folder(Path(d), "room") for d in gone]:
+            removable += self.paths_under(str(folder.path) + os.sep)
+            if str(folder.path) in listed:
+                for p, mtime, size in tree.scan(folder):
+                    found[str(p)] = (mtime, size, folder)
+        if gone:
+            gone_json = json.dumps(gone)
+            self.conn.execute(
+                "DELETE FROM dirs WHERE path IN (SELECT value FROM json_each(?))", (gone_json,)
+            )
+        wanted = sorted(set(found) | set(removable))
+        stored = self._stored("path IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
+        return self._sync(found, stored, [p for p in removable if p in stored])
+
+    def paths_under(self, prefix: str) -> list[str]:
+        """The indexed paths that start with ``prefix`` (a range scan of the path index)."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT path FROM entries WHERE path >= ? AND path < ?", prefix_range(prefix)
+            )
+        ]
+
+    def current(self, entries: Iterable[Entry]) -> list[Entry]:
+        """``entries`` as their files are now: one stat each; a file edited since it was indexed
+        is read again, a deleted one is dropped from the index and from the result. What a hook
+        injects or `get` prints is never an old version of a file (files are the truth)."""
+        out: list[Entry] = []
+        folders: dict[str, tree.Folder] | None = None
+        for e in entries:
+            if e.source == "session" or not e.path:
+                out.append(e)
+                continue
+            try:
+                st = os.stat(e.path)
+            except OSError:
+                self._write([], [e.path])
+                continue
+            if (st.st_mtime_ns, st.st_size) == (e.mtime_ns, e.size):
+                out.append(e)
+                continue
+            if folders is None:
+                folders = {str(f.path): f for f in tree.all_folders()}
+            folder = _folder_of(e.path, folders)
+            if folder is None and e.source == "context":
+                folder = tree.Folder(
+                    Path(e.path).parent, "context", project=e.project, default_type="project"
+                )
+            if folder is None:
+                out.append(e)  # not under a known folder any more: the full refresh decides
+                continue
+            self._write(self._parse([(Path(e.path), st.st_mtime_ns, st.st_size, folder)]), [])
+            out.append(self.get_by_path(e.path))
+        return out
+
+    def _add_context_files(
+        self,
+        found: dict[str, tuple[int, int, tree.Folder]],
+        cwd: str | Path | None,
+        only_cwd: bool = False,
+    ) -> None:
+        """thoughts/CONTEXT.md files: the current project's, and every one seen before."""
+        candidates: dict[str, str] = {}
+        if not only_cwd:
+            for r in self.conn.execute("SELECT path, project FROM entries WHERE source='context'"):
+                candidates[r[0]] = r[1]
+        if cwd is not None:
+            candidates[str(paths.context_file(cwd))] = paths.project_key(cwd)
+        for p, project in candidates.items():
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            folder = tree.Folder(Path(p).parent, "context", project=project, default_type="project")
+            found[p] = (st.st_mtime_ns, st.st_size, folder)
+
+    def _prune_token_cache(self) -> None:
+        """The cache grows with every distinct line ever counted; past its cap it starts over
+        (each string costs one tokenizer load to count again, on a slow path or rarely a hook)."""
+        n = self.conn.execute("SELECT count(*) FROM token_cache").fetchone()[0]
+        if n > TOKEN_CACHE_MAX_ROWS:
+            self.conn.execute("DELETE FROM token_cache")
+
+    def _record_dirs(self, folders: Iterable[tree.Folder]) -> None:
+        known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
+        rows = [(str(f.path), tree.dir_mtime(f.path)) for f in folders]
+        rows = [r for r in rows if known.get(r[0]) != r[1]]  # write only what changed
+        if rows:
+            self.conn.executemany("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", rows)
+
+    def index_file(self, path: Path, folder: tree.Folder) -> Entry:
+        """Index one file we just wrote (``add``, ``inbox accept``) without a tree scan."""
+        st = os.stat(path)
+        self._write(self._parse([(path, st.st_mtime_ns, st.st_size, folder)]), [])
+        return self.get_by_path(str(path))
+
+    def remove_file(self, path: Path | str) -> None:
+        """Drop one file's entry after deleting the file (the Scribe's rolling window)."""
+        self._write([], [str(path)])
+
+    def get_by_path(self, path: str) -> Entry:
+        row = self.conn.execute("SELECT * FROM entries WHERE path=?", (path,)).fetchone()
+        if row is None:
+            raise UnknownIdError(path)
+        return row_to_entry(row)
+
+    def rebuild(self, cwd: str | Path | None = None) -> RefreshStats:
+        """Re-read every file and transcript, keeping ids. Rows are replaced in place, so
+        concurrent readers never see an empty index."""
+        self.conn.execute("UPDATE entries SET mtime_ns = -1 WHERE source != 'session'")
+        self.conn.execute("DELETE FROM transcripts")
+        self.conn.execute("DELETE FROM token_cache")
+        return self.refresh(cwd)
+
+
+def prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds of the paths that start with ``prefix``, for a range scan of the path index
+    (``substr(path, ...) = prefix`` read the whole table: 40 ms a SessionStart at 100,000)."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _folder_of(path: str, folders: dict[str, tree.Folder]) -> tree.Folder | None:
+    here = os.path.dirname(path)
+    while True:
+        folder = folders.get(here)
+        if folder is not None:
+            return folder
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+
+
+def open_index() -> Index:
+    """Open the index, recovering from corruption that only shows on first use. Memories it
+    indexes without a room get one from the room classifier (compiled only if needed)."""
+    from .rooms import room_classifier
+
+    idx = Index.open()
+    try:
+        idx.conn.execute("SELECT count(*) FROM entries").fetchone()
+    except sqlite3.DatabaseError:
+        idx.close()
+        _quarantine(idx.path)
+        idx = Index.open()
+    idx.room_classifier = room_classifier()
+    return idx
+
+
+def with_recovery(fn: Callable[[Index], Any]) -> Any:
+    """Run ``fn`` on the index; if the database turns out corrupt midway, move it aside, rebuild
+    from the files and run ``fn`` once more."""
+    idx = open_index()
+    try:
+        return fn(idx)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise
+        idx.close()
+        _quarantine(idx.path)
+        idx = Index.open()
+        try:
+            return fn(idx)
+        except sqlite3.DatabaseError as exc2:
+            raise IndexCorruptError(f"the index at {idx.path} cannot be used: {exc2}") from exc2
+    finally:
+        idx.close()
+
+
+__all__ = ["DIR_MODE", "Index", "RefreshStats", "open_index", "row_to_entry", "with_recovery"]

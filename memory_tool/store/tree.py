@@ -1,0 +1,134 @@
+"""Where memory files live, and listing them cheaply.
+
+Sources (all read, none rewritten unless a person asks):
+- Claude Code's auto memory: ``<config>/projects/<project>/memory/*.md``
+  (``MEMORY.md`` is an index, not a memory).
+- The palace under the state root: ``identity/``, ``rooms/<room>/``, ``wiki/``, ``cold/<project>/``.
+- A project's ``thoughts/CONTEXT.md`` (registered when a session starts in that project).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..base import paths
+from ..base.record import record
+
+MEMORY_INDEX_NAME = "MEMORY.md"
+# Bounds a walk through a symlinked or pathological palace: rooms are shallow by design.
+MAX_WALK_DEPTH = 6
+
+
+@record(frozen=True)
+class Folder:
+    path: Path
+    source: str  # claude | identity | room | wiki | cold
+    project: str = ""
+    room: str = ""
+    recursive: bool = False
+    default_type: str = "reference"
+
+    def stable_key(self, file: Path) -> str:
+        """Where a file lives, independent of the machine's roots: the seed of its id."""
+        if self.source == "claude":
+            return f"claude:{self.project}/{file.name}"
+        try:
+            rel = file.relative_to(paths.state_root())
+        except ValueError:
+            rel = file
+        return f"palace:{rel.as_posix()}"
+
+
+def claude_folders() -> list[Folder]:
+    root = paths.projects_dir()
+    out: list[Folder] = []
+    try:
+        with os.scandir(root) as it:
+            names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return out
+    for name in names:
+        mem = root / name / "memory"
+        if mem.is_dir():
+            out.append(Folder(mem, "claude", project=name))
+    return out
+
+
+def claude_folder_for(project: str) -> Folder:
+    return Folder(paths.projects_dir() / project / "memory", "claude", project=project)
+
+
+def palace_folders() -> list[Folder]:
+    out: list[Folder] = []
+    identity = paths.palace_dir("identity")
+    if identity.is_dir():
+        out.append(Folder(identity, "identity", recursive=True, default_type="user"))
+    rooms = paths.palace_dir("rooms")
+    for name in _subdirs(rooms):
+        out.append(Folder(rooms / name, "room", room=name, recursive=True, default_type="note"))
+    wiki = paths.palace_dir("wiki")
+    if wiki.is_dir():
+        out.append(Folder(wiki, "wiki", recursive=True, default_type="wiki"))
+    cold = paths.palace_dir("cold")
+    for name in _subdirs(cold):
+        out.append(Folder(cold / name, "cold", project=name, recursive=True, default_type="cold"))
+    return out
+
+
+def all_folders() -> list[Folder]:
+    return claude_folders() + palace_folders()
+
+
+def room_folder_names() -> list[str]:
+    return _subdirs(paths.palace_dir("rooms"))
+
+
+def _subdirs(root: Path) -> list[str]:
+    try:
+        with os.scandir(root) as it:
+            return sorted(
+                e.name for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+            )
+    except OSError:
+        return []
+
+
+def is_memory_file(name: str) -> bool:
+    return name.endswith(".md") and not name.startswith(".") and name != MEMORY_INDEX_NAME
+
+
+def scan(folder: Folder) -> Iterator[tuple[Path, int, int]]:
+    """(path, mtime_ns, size) of each memory file; unreadable folders and link loops are skipped."""
+    stack: list[tuple[Path, int]] = [(folder.path, 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                items = list(it)
+        except OSError:
+            continue
+        for item in items:
+            try:
+                if item.is_dir(follow_symlinks=False):
+                    if (
+                        folder.recursive
+                        and depth < MAX_WALK_DEPTH
+                        and not item.name.startswith(".")
+                    ):
+                        stack.append((Path(item.path), depth + 1))
+                    continue
+                if not is_memory_file(item.name) or not item.is_file():
+                    continue
+                st = item.stat()
+            except OSError:
+                continue
+            yield Path(item.path), st.st_mtime_ns, st.st_size
+
+
+def dir_mtime(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None

@@ -1,0 +1,376 @@
+"""The session digest: what the hooks fold into a session's state, reading only what the
+transcript gained since the last update (an offset is stored), plus the prompt and final message
+their payload carries.
+
+The state holds what the hot file shows (current task, decisions, last actions, open blockers;
+see ``hot``) and the material the Scribe (``scribe.py``) turns into a cold summary: files
+changed, commands that mattered, one line per turn, tagged lines, corrections. Updated by the
+UserPromptSubmit (``on_prompt``) and Stop (``update_session``) hooks.
+
+Hook path: stdlib plus our light modules.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import time
+from typing import Any
+
+from ..base import paths
+from ..base.privacy import LazyPattern, sanitize, strip_injected
+from ..runtime.dispatch import payload_cwd
+from ..store.transcript import EDIT_TOOLS, Event, read_from
+from .hot import (
+    HOT_ACTIONS,
+    HOT_BLOCKERS,
+    HOT_ITEM_MAX_CHARS,
+    STATE_VERSION,
+    load_state,
+    one_line,
+    save_state,
+    session_lock,
+    state_path,
+    write_hot_file,
+)
+from .inbox import corrections, tagged_lines
+from .situations import is_ack, situation_of
+
+# The digest is bounded so the state file stays small.
+# The first prompts say what the session was for, the last ones what it is doing now.
+KEEP_FIRST_PROMPTS = 3
+KEEP_LAST_PROMPTS = 12
+PROMPT_MAX_CHARS = 600
+# Secrets are redacted in this much text past the cut, so one that straddles it is still
+# recognised whole (an RSA-4096 PEM key is about 3.3 KB); redacting a pasted 6 MB log whole
+# cost the prompt hook 3.7 s.
+REDACT_MARGIN_CHARS = 8_192
+MAX_NOTES = 60
+MAX_FILES = 300
+MAX_COMMANDS = 60
+COMMAND_MAX_CHARS = 300
+ERROR_MAX_CHARS = 200
+FINAL_MAX_CHARS = 4000
+# One line per turn (what was asked, how Claude's last message of the turn began) lets the cold
+# summary grow toward a tenth of a long session and answer "what have we tried before?".
+# The first turns set the scene, the last ones hold the state: keep both ends.
+KEEP_FIRST_TURNS = 5
+KEEP_LAST_TURNS = 35
+TURN_ASK_MAX_CHARS = 200
+TURN_ANSWER_MAX_CHARS = 300
+# Tool calls whose result has not been read yet (a result can land in the next read).
+MAX_PENDING = 64
+
+
+def new_state(session_id: str, cwd: str, transcript_path: str) -> dict[str, Any]:
+    now = time.time()
+    return {
+        "version": STATE_VERSION,
+        "session_id": session_id,
+        "project": paths.project_key(cwd),
+        "cwd": str(paths.project_root(cwd)),
+        "launch_cwd": cwd,
+        "transcript_path": transcript_path,
+        "created_at": now,
+        "started": now,
+        "first_ts": "",
+        "last_ts": "",
+        "updated": now,
+        "offset": 0,
+        "generation": 0,
+        "task": "",
+        "first_task": "",
+        "prompts": [],
+        "turns": [],
+        "prompt_count": 0,
+        "notes": [],
+        "actions": [],
+        "blockers": {},
+        "files": [],
+        "commands": [],
+        "tool_calls": 0,
+        "pending": {},
+        "final": "",
+        "text_chars": 0,
+        "scribed_generation": -1,
+        "cold_path": "",
+    }
+
+
+def payload_str(payload: dict[str, Any], key: str) -> str:
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def epoch(ts: str) -> float | None:
+    if not ts:
+        return None
+    try:
+        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _clean(text: str, limit: int) -> str:
+    """What may be stored: our injected text removed, private spans and secrets gone."""
+    return sanitize(strip_injected(text)[: limit + REDACT_MARGIN_CHARS]).strip()[:limit]
+
+
+def _add_note(state: dict[str, Any], kind: str, text: str, role: str) -> bool:
+    text = sanitize(text).strip()
+    notes: list[dict[str, str]] = state["notes"]
+    if any(n["text"] == text and n["kind"] == kind for n in notes):
+        return False
+    notes.append({"kind": kind, "text": text, "role": role})
+    del notes[:-MAX_NOTES]
+    return True
+
+
+def _is_task(prompt: str) -> bool:
+    """A prompt that sets the session's task: not "yes", not "continue", and not a closing
+    ("thanks, works now", "ship it", "going with bigserial") that ends the task before it."""
+    from ..recall.followup import is_closing
+
+    words = prompt.split()
+    if len(words) < 2 or is_ack(prompt) or situation_of(prompt) == "resume":
+        return False
+    return not is_closing(prompt)
+
+
+def _record_prompt(state: dict[str, Any], prompt: str) -> None:
+    text = _clean(prompt, PROMPT_MAX_CHARS)
+    if not text:
+        return
+    prompts: list[str] = state["prompts"]
+    if text in prompts[-2:]:  # the same prompt, seen from the hook payload and the transcript
+        return
+    state["prompt_count"] += 1
+    prompts.append(text)
+    if len(prompts) > KEEP_FIRST_PROMPTS + KEEP_LAST_PROMPTS:
+        del prompts[KEEP_FIRST_PROMPTS]
+    turns: list[dict[str, str]] = state.setdefault("turns", [])
+    turns.append({"ask": one_line(text, TURN_ASK_MAX_CHARS), "answer": ""})
+    if len(turns) > KEEP_FIRST_TURNS + KEEP_LAST_TURNS:
+        del turns[KEEP_FIRST_TURNS]
+    if _is_task(text):
+        state["task"] = text
+        if not state["first_task"]:
+            state["first_task"] = text
+    for sentence in corrections(text):
+        _add_note(state, "correction", sentence, "user")
+    for kind, line in tagged_lines(text):
+        _add_note(state, kind, line, "user")
+
+
+def short_path(path: str, *roots: str) -> str:
+    """A path relative to the project (or the folder the session ran in) when it is inside."""
+    for root in roots:
+        if root and path.startswith(root.rstrip("/") + "/"):
+            return path[len(root.rstrip("/")) + 1 :]
+    return path
+
+
+def _push_action(state: dict[str, Any], text: str) -> None:
+    actions: list[str] = state["actions"]
+    actions.append(one_line(sanitize(text), HOT_ITEM_MAX_CHARS))
+    del actions[:-HOT_ACTIONS]
+
+
+# The line of a failure's output that names it (pytest's "E   ImportError: ...", "error: ...").
+_ERROR_LINE = LazyPattern(
+    r"\b(\w*Error|\w*Exception|FAILED|FAIL|fatal|error|panic|denied|not found)\b", re.IGNORECASE
+)
+_DECORATION = LazyPattern(r"^[\s=_*#.-]*(FAILURES|ERRORS)?[\s=_*#.-]*$|^[FE.sx]+$")
+
+
+def _first_error_line(text: str) -> str:
+    """The most telling line of a failed command's output."""
+    text = re.sub(r"</?tool_use_error>", "", text)
+    lines = [x.strip() for x in text.splitlines() if x.strip() and not _DECORATION.match(x)]
+    named = [x for x in lines if _ERROR_LINE.search(x)]
+    best = (named or lines or ["failed"])[0]
+    return one_line(sanitize(re.sub(r"^E\s+", "", best)), ERROR_MAX_CHARS)
+
+
+# `env -u X`, `FOO=1`: prefixes that change how a command runs, not which command it is.
+_ENV_PREFIX = LazyPattern(r"^(?:env(?:\s+-[iu](?:\s+[A-Za-z_]\w*)?)*\s+|[A-Za-z_]\w*=\S*\s+)+")
+
+
+def _command_key(cmd: str) -> str:
+    return _ENV_PREFIX.sub("", cmd.strip())
+
+
+def _clears(success: str, failed: str) -> bool:
+    """A successful command settles an earlier failure: the same command (up to env
+    prefixes), or one containing the other (`pytest x` then `env -u A pytest x -q`)."""
+    a, b = _command_key(success), _command_key(failed)
+    return bool(a and b) and (a == b or a in b or b in a)
+
+
+def _record_command(state: dict[str, Any], cmd: str, ok: bool, error: str) -> None:
+    commands: list[dict[str, Any]] = state["commands"]
+    found = next((c for c in commands if c["cmd"] == cmd), None)
+    if found is None:
+        found = {"cmd": cmd, "runs": 0, "failed": 0, "ok": False, "error": ""}
+    else:
+        commands.remove(found)
+    commands.append(found)
+    del commands[:-MAX_COMMANDS]
+    found["runs"] += 1
+    found["ok"] = ok
+    if not ok:
+        found["failed"] += 1
+        found["error"] = error
+        state["blockers"][cmd] = error
+        while len(state["blockers"]) > HOT_BLOCKERS:
+            del state["blockers"][next(iter(state["blockers"]))]
+    else:
+        for failed in [b for b in state["blockers"] if _clears(cmd, b)]:
+            del state["blockers"][failed]
+            earlier = next((c for c in commands if c["cmd"] == failed), None)
+            if earlier is not None and failed != cmd:
+                earlier["fixed_by"] = cmd
+
+
+def _apply(state: dict[str, Any], e: Event) -> bool:
+    """Fold one transcript event into the state; True when something changed."""
+    if e.cwd and not state.get("event_cwd"):
+        state["event_cwd"] = e.cwd
+    if e.timestamp:
+        if not state["first_ts"]:
+            state["first_ts"] = e.timestamp
+            first = epoch(e.timestamp)
+            if first is not None:
+                state["started"] = min(state["started"], first)
+        state["last_ts"] = e.timestamp
+    roots = (state["cwd"], state.get("event_cwd") or "")
+    if e.kind == "user" and not e.is_meta and not e.is_sidechain:
+        state["text_chars"] += len(e.text)
+        _record_prompt(state, e.text)
+        return True
+    if e.kind == "assistant" and not e.is_sidechain:
+        text = strip_injected(e.text)
+        state["text_chars"] += len(text)
+        state["final"] = _clean(text, FINAL_MAX_CHARS)
+        turns = state.setdefault("turns", [])
+        if turns and state["final"]:
+            turns[-1]["answer"] = one_line(state["final"], TURN_ANSWER_MAX_CHARS)
+        for kind, line in tagged_lines(text):
+            _add_note(state, kind, line, "assistant")
+        return True
+    if e.kind == "tool_use":
+        state["tool_calls"] += 1
+        state["text_chars"] += len(e.tool_input)
+        pending: dict[str, list[str]] = state["pending"]
+        if e.tool_use_id:
+            pending[e.tool_use_id] = [e.tool_name, _clean(e.tool_input, COMMAND_MAX_CHARS)]
+            while len(pending) > MAX_PENDING:
+                del pending[next(iter(pending))]
+        if e.tool_name in ("Task", "Agent") and e.tool_input and not e.is_sidechain:
+            _push_action(state, f"delegated to a subagent: {e.tool_input}")
+        return True
+    if e.kind == "tool_result":
+        state["text_chars"] += len(e.text)
+        call = state["pending"].pop(e.tool_use_id, None)
+        if call is None:
+            return True
+        name, arg = call
+        if name in EDIT_TOOLS and arg and not e.is_error:
+            files: list[str] = state["files"]
+            if arg not in files and len(files) < MAX_FILES:
+                files.append(arg)
+            verb = "wrote" if name == "Write" else "edited"
+            _push_action(state, f"{verb} {short_path(arg, *roots)}")
+        elif name == "Bash" and arg:
+            error = _first_error_line(e.text) if e.is_error else ""
+            _record_command(state, arg, not e.is_error, error)
+            outcome = f"failed: {error}" if e.is_error else "ok"
+            _push_action(state, f"ran `{one_line(arg, 100)}` ({outcome})")
+        return True
+    if e.kind == "summary" and e.text:
+        state["text_chars"] += len(e.text)
+    return e.kind in ("summary", "compact")
+
+
+def update_from_transcript(state: dict[str, Any]) -> bool:
+    """Read what the transcript gained since the stored offset; True when the state changed."""
+    path = state.get("transcript_path") or ""
+    if not path:
+        return False
+    result = read_from(path, int(state.get("offset") or 0))
+    changed = False
+    if result.restarted:  # the file was replaced: rebuild the digest from it
+        fresh = new_state(state["session_id"], state["launch_cwd"], path)
+        keep = ("created_at", "scribed_generation", "cold_path", "generation")
+        fresh.update({k: state[k] for k in keep if k in state})
+        state.clear()
+        state.update(fresh)
+        changed = True
+    for e in result.events:
+        changed = _apply(state, e) or changed
+    if result.offset != state["offset"]:
+        state["offset"] = result.offset
+        changed = True
+    return changed
+
+
+def _open_state(payload: dict[str, Any]) -> dict[str, Any] | None:
+    sid = payload_str(payload, "session_id")
+    if not sid:
+        return None
+    state = load_state(sid)
+    transcript_path = payload_str(payload, "transcript_path")
+    if state is None:
+        state = new_state(sid, payload_cwd(payload), transcript_path)
+    elif transcript_path and transcript_path != state.get("transcript_path"):
+        # The same file named another way (a relative path, a symlink) keeps its read offset:
+        # reading it again from the start counted every tool call twice.
+        if not _same_file(transcript_path, str(state.get("transcript_path") or "")):
+            state["offset"] = 0
+        state["transcript_path"] = transcript_path
+    return state
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return bool(b) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def update_session(
+    payload: dict[str, Any], *, prompt: str | None = None, final: str | None = None
+) -> dict[str, Any] | None:
+    """Bring a session's state and hot file up to date (cheap: only new transcript lines).
+    Returns the state, or None when the payload names no session."""
+    sid = payload_str(payload, "session_id")
+    if not sid:
+        return None
+    with session_lock(sid):
+        state = _open_state(payload)
+        if state is None:
+            return None
+        changed = update_from_transcript(state)
+        if prompt:
+            _record_prompt(state, prompt)
+            changed = True
+        if final:
+            cleaned = _clean(final, FINAL_MAX_CHARS)
+            if cleaned and cleaned != state["final"]:
+                state["final"] = cleaned
+                for kind, line in tagged_lines(final):
+                    _add_note(state, kind, line, "assistant")
+                changed = True
+        if changed or not state_path(sid).exists():
+            state["generation"] += 1
+            write_hot_file(state)
+            save_state(state)
+        return state
+
+
+def on_prompt(payload: dict[str, Any]) -> None:
+    """UserPromptSubmit: the prompt becomes the current task (unless it is just "yes" or
+    "continue"), and the transcript is read from where the last hook left off."""
+    prompt = payload_str(payload, "prompt")
+    update_session(payload, prompt=prompt or None)

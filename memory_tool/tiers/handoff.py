@@ -1,0 +1,154 @@
+"""Handoff enforcement at Stop: a session that did substantial work writes a handoff first.
+
+The rule lives in two places on purpose (the priority-enforcement design's "rule + hook"): the
+wake-up brief tells Claude to write ``thoughts/HANDOFF.md`` before a long session ends
+(``wake.HANDOFF_RULE``), and this Stop hook makes it happen when the rule was forgotten.
+
+``handoff.mode`` in config.yaml: ``off`` | ``remind`` (a ``systemMessage`` shown to the person,
+the stop goes ahead) | ``block`` (``{"decision": "block", "reason": ...}``: Claude continues with
+the reason as its next instruction). Whatever the mode, the hook speaks at most once per session
+(a marker file under the state root), never while Claude is already continuing because of a Stop
+hook (``stop_hook_active``), and never inside a subagent (``agent_id``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..base import paths
+from ..base.config import today
+from ..base.fsutil import create_exclusive
+
+MODES = ("off", "remind", "block")
+DEFAULT_MODE = "block"
+# Defaults of handoff.min_file_edits / min_tool_calls (config.py DEFAULTS holds the same numbers):
+# five edited files or twenty tool calls is more than a quick fix, and enough to lose.
+DEFAULT_MIN_FILE_EDITS = 5
+DEFAULT_MIN_TOOL_CALLS = 20
+# A file system's mtime can lag the clock a little: a handoff written this close before the
+# session's first event still counts as written in it.
+MTIME_SLACK_S = 2.0
+
+# Used when templates/HANDOFF.md is missing (a broken install must not break the Stop hook).
+FALLBACK_TEMPLATE = """# Handoff: {date}
+
+Session {session} in {project}.
+
+## Goal
+## Done
+## Decisions
+## Open items and next steps
+## Gotchas
+## How to check the current state
+"""
+
+
+def template_text() -> str:
+    try:
+        from ..base.resources import templates_dir
+
+        return (templates_dir() / "HANDOFF.md").read_text(encoding="utf-8")
+    except Exception:  # noqa: BLE001 - templates missing or unreadable: the built-in one
+        return FALLBACK_TEMPLATE
+
+
+def render_template(cwd: str | Path, session_id: str = "") -> str:
+    text = template_text()
+    return (
+        text.replace("{date}", today().isoformat())
+        .replace("{session}", session_id[:8] if session_id else "(this session)")
+        .replace("{project}", str(paths.project_root(cwd)))
+    )
+
+
+def target(cwd: str | Path) -> Path:
+    return paths.handoff_file(cwd)
+
+
+def marker_path(session_id: str) -> Path:
+    from .hot import hot_dir, session_key
+
+    return hot_dir() / f"{session_key(session_id)}.handoff"
+
+
+def written_since(state: dict[str, Any], cwd: str | Path) -> bool:
+    """A handoff was written during this session: thoughts/HANDOFF.md changed after the session
+    started, or the hot file's Handoff section holds something."""
+    from .hot import read_handoff_section
+
+    try:
+        mtime = os.stat(target(cwd)).st_mtime
+    except OSError:
+        mtime = None
+    if mtime is not None and mtime >= float(state["started"]) - MTIME_SLACK_S:
+        return True
+    return bool(read_handoff_section(state["session_id"]))
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and value >= 0 else default
+
+
+def work_done(state: dict[str, Any]) -> tuple[int, int]:
+    """(files edited, tool calls) so far, counted incrementally from the transcript."""
+    return len(state["files"]), int(state["tool_calls"])
+
+
+def substantial(state: dict[str, Any], cfg: dict[str, Any]) -> bool:
+    conf = cfg.get("handoff", {})
+    files, calls = work_done(state)
+    return files >= _int(conf.get("min_file_edits"), DEFAULT_MIN_FILE_EDITS) or calls >= _int(
+        conf.get("min_tool_calls"), DEFAULT_MIN_TOOL_CALLS
+    )
+
+
+def mode_of(cfg: dict[str, Any]) -> str:
+    mode = str(cfg.get("handoff", {}).get("mode", DEFAULT_MODE)).strip().lower()
+    # YAML reads a bare `off` as False.
+    if mode in ("false", "no", "none", "0"):
+        return "off"
+    return mode if mode in MODES else DEFAULT_MODE
+
+
+def block_reason(state: dict[str, Any], cwd: str | Path) -> str:
+    files, calls = work_done(state)
+    path = target(cwd)
+    return (
+        f"memory-tool: this session did substantial work ({files} files edited, {calls} tool "
+        f"calls) and no handoff has been written since it started. Before stopping, write a "
+        f"handoff for the next session to {path} (create the folder if needed; replace any "
+        f"older handoff in that file), filled in from this session and following this "
+        f"template:\n\n{render_template(cwd, state['session_id'])}\n"
+        "Then stop. (memory-tool asks this once per session.)"
+    )
+
+
+def remind_message(state: dict[str, Any], cwd: str | Path) -> str:
+    files, calls = work_done(state)
+    return (
+        f"memory-tool: this session edited {files} files ({calls} tool calls) and no handoff was "
+        f"written. To keep its state for the next session, ask Claude to write one to "
+        f"{target(cwd)} (`memory-tool handoff` shows the template)."
+    )
+
+
+def decide(
+    payload: dict[str, Any], state: dict[str, Any], cfg: dict[str, Any], cwd: str | Path
+) -> dict[str, Any] | None:
+    """The Stop hook's answer: a block, a reminder, or None (let the stop go ahead)."""
+    mode = mode_of(cfg)
+    if mode == "off":
+        return None
+    if payload.get("stop_hook_active") is True or payload.get("agent_id"):
+        return None
+    if not substantial(state, cfg) or written_since(state, cwd):
+        return None
+    # The marker is created exclusively: of two racing Stop hooks only one speaks, and a
+    # session is asked once, ever.
+    if not create_exclusive(marker_path(state["session_id"]), f"{mode} {today().isoformat()}\n"):
+        return None
+    if mode == "remind":
+        return {"systemMessage": remind_message(state, cwd)}
+    return {"decision": "block", "reason": block_reason(state, cwd)}

@@ -1,0 +1,426 @@
+"""The tiers as injected: what the hot, cold and wiki tiers add to a prompt or a resumed session,
+as units counted exactly and packed within a budget.
+
+- UserPromptSubmit (``prompt_context``): the tiers the prompt's situation calls for
+  (``situations.LOAD_TABLE``); the hot state only when the conversation does not hold it yet;
+- SessionStart on resume or compact (``resume_units``): this session's hot state, and on resume
+  the latest cold summary of another session of this project.
+
+Hook path: stdlib plus our light modules; the tokenizer is never loaded here for a steady prompt
+(unit counts come from the index's token cache, which the Scribe warms).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..base import paths
+from ..base.privacy import escape_fence, strip_injected
+from .digest import payload_str, update_session
+from .hot import (
+    hot_sections,
+    load_state,
+    read_handoff_section,
+    save_state,
+    session_key,
+    session_lock,
+)
+from .situations import LOAD_TABLE, situation_of
+
+if TYPE_CHECKING:
+    from ..recall.layers import Unit
+    from ..store.entry import Entry
+    from ..store.index import Index
+
+# --- injection budgets (exact cl100k tokens) ----------------------------------------------------
+# What SessionStart adds on resume/compact. The hot file at the low end of its 2-4 KB target is
+# ~500 tokens; the latest cold summary gets the rest. Together with L1 (200) and L2 (500) the
+# brief stays near 2K tokens.
+RESUME_BUDGET_TOKENS = 1000
+HOT_INJECT_MAX_TOKENS = 500
+# The brief drops extra sections that would push the hook output past Claude Code's cap
+# (wake.build_brief); the L1+L2 layers may take up to 7 KB, so keep ours well below the rest.
+RESUME_MAX_CHARS = 4000
+PROMPT_CONTEXT_MAX_CHARS = 4000
+# Search hits per tier for a prompt: a few good pointers beat a page of weak ones.
+MAX_COLD_HITS = 3
+MAX_WIKI_HITS = 4
+# Matching lines shown under each cold hit (the part of the summary the prompt is about).
+COLD_HIT_LINES = 2
+# Words of a prompt used in an FTS query; longer prompts add noise, not recall.
+MAX_QUERY_TERMS = 12
+
+HOT_HEADING = "## This session so far (hot memory)\n"
+COLD_LATEST_HEADING = "## Latest earlier session of this project (cold memory)\n"
+COLD_SEARCH_HEADING = "## Earlier sessions that match (cold memory)\n"
+WIKI_HEADING = "## Matching decisions and conventions (wiki)\n"
+
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+_STOPWORDS = frozenset((
+    "the", "and", "for", "with", "that", "this", "from", "what", "where", "when", "which", "who",
+    "how", "why", "are", "was", "were", "have", "has", "had", "you", "your", "our", "can",
+    "could", "would", "should", "will", "did", "does", "not", "but", "all", "any", "into",
+    "about", "again", "still", "some", "then", "than", "them", "they", "there", "their", "its",
+    "just", "also", "use", "using", "used", "please", "let", "lets", "need", "want", "make",
+    "sure", "more", "most", "very", "much", "like", "been", "being", "one", "two", "get", "got",
+    "here", "now", "yes", "okay",
+))  # fmt: skip
+
+
+Counter = Callable[[str], int]
+
+
+def unit_text(line: str) -> str:
+    """A line as injected: one line, escaped, starting with a non-space character and ending
+    with a newline (so token counts of consecutive units add up exactly)."""
+    text = escape_fence(_WS.sub(" ", line).strip())
+    return f"{text}\n" if text else ""
+
+
+HOT_LINE_LABELS = {
+    "Open blockers": "Blocker",
+    "Decisions this session": "Decision",
+    "Last actions": "Recent action",
+}
+
+
+def hot_lines(state: dict[str, Any], handoff: str = "") -> list[str]:
+    """The hot file as injected lines, most important first."""
+    out = []
+    for heading, lines in hot_sections(state):
+        if not lines:
+            continue
+        if heading == "Current task":
+            out.append(unit_text(f"Current task: {lines[0]}"))
+            out += [unit_text(x) for x in lines[1:]]
+        else:
+            out += [unit_text(f"{HOT_LINE_LABELS.get(heading, heading)}: {x}") for x in lines]
+    if handoff:
+        out.append(unit_text(f"Handoff written this session: {handoff}"))
+    return [x for x in out if x]
+
+
+def _pack_groups(
+    head: Unit, groups: Iterable[list[Unit]], budget: int, max_chars: int, *, skip_misfits: bool
+) -> list[Unit]:
+    """``head``, then each group whole while it fits: the first group that does not fit ends
+    the packing (``skip_misfits``: is passed over). Nothing at all if no group fits. Groups are
+    taken one at a time, so nothing after the end is counted."""
+    units = [head]
+    used, chars = head.tokens, len(head.text)
+    for group in groups:
+        need = sum(u.tokens for u in group)
+        size = sum(len(u.text) for u in group)
+        if used + need > budget or chars + size > max_chars:
+            if skip_misfits:
+                continue
+            break
+        units += group
+        used += need
+        chars += size
+    return units if len(units) > 1 else []
+
+
+def _pack(
+    heading: str, lines: Iterable[str], count: Counter, budget: int, max_chars: int
+) -> list[Unit]:
+    """Heading plus lines in order while they fit; nothing at all if no line fits."""
+    from ..recall.layers import Unit
+
+    groups = ([Unit(text, count(text))] for text in lines if text)
+    return _pack_groups(
+        Unit(heading, count(heading)), groups, budget, max_chars, skip_misfits=False
+    )
+
+
+# Sections of a cold summary that are bookkeeping, not memory: never injected.
+COLD_SKIPPED_SECTIONS = ("Stats",)
+
+
+def cold_body_lines(body: str) -> list[str]:
+    """A cold summary's body as injectable lines (the Scribe warms their token counts); a
+    section heading becomes a line ending in ':'."""
+    out = []
+    skipping = False
+    for raw in body.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("## "):
+            title = line[3:].strip().rstrip(":")
+            skipping = title.split(" (")[0] in COLD_SKIPPED_SECTIONS
+            line = title + ":"
+        if not skipping:
+            out.append(unit_text(line))
+    return [x for x in out if x]
+
+
+def _drop_dangling_titles(units: list[Unit]) -> list[Unit]:
+    """A section title cut off from all of its lines by the budget says nothing: drop it."""
+    while len(units) > 1 and units[-1].text.endswith(":\n") and not units[-1].text.startswith("- "):
+        units.pop()
+    return units if len(units) > 1 else []
+
+
+def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | None:
+    """The newest cold summary of a project, other than the given session's own."""
+    key = session_key(exclude_session)[:8] if exclude_session else ""
+    rows = idx.query("source = 'cold' AND project = ?", (project,))
+    rows = [e for e in rows if not (key and e.name.endswith(key))]
+    if not rows:
+        return None
+    # Dates have day resolution: within a day the file written last (the Scribe rewrites a
+    # session's summary as it goes) is the latest session.
+    return max(rows, key=lambda e: (e.updated or e.created, e.mtime_ns, e.path))
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 OR-query of a prompt's distinctive words (quoted, so no operator injection)."""
+    words: list[str] = []
+    for w in _WORD.findall(strip_injected(text).lower()):
+        if len(w) < 3 or w in _STOPWORDS or w.isdigit() or w in words:
+            continue
+        words.append(w)
+        if len(words) >= MAX_QUERY_TERMS:
+            break
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def search(idx: Index, prompt: str, where: str, params: tuple[Any, ...], limit: int) -> list[Entry]:
+    """Entries matching the prompt's words, best first (BM25), restricted by ``where``."""
+    from ..store.index import row_to_entry
+
+    query = fts_query(prompt)
+    if not query:
+        return []
+    sql = (
+        "SELECT e.* FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
+        f"WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts), e.id LIMIT ?"
+    )
+    try:
+        rows = idx.conn.execute(sql, (query, *params, limit)).fetchall()
+    except Exception:  # noqa: BLE001 - a malformed query must not break recall
+        return []
+    return [row_to_entry(r) for r in rows]
+
+
+def _matching_lines(entry: Entry, prompt: str, n: int) -> list[str]:
+    words = {w for w in _WORD.findall(prompt.lower()) if len(w) >= 4 and w not in _STOPWORDS}
+    if not words:
+        return []
+    scored = []
+    for i, line in enumerate(cold_body_lines(entry.body)):
+        low = line.lower()
+        hits = sum(1 for w in words if w in low)
+        if hits and not line.startswith(("Task:", "Result:")):
+            scored.append((-hits, i, line))
+    return [line for _, _, line in sorted(scored)[:n]]
+
+
+def cold_units(
+    idx: Index, entries: list[Entry], prompt: str, budget: int, max_chars: int, heading: str
+) -> list[Unit]:
+    """Each hit's brief line (stored count) and the lines of it the prompt is about."""
+    from ..recall.layers import Unit
+
+    count = idx.count_cached
+    head = Unit(heading, count(heading))
+    groups = (
+        [Unit(e.line, e.line_tokens)]
+        + [Unit(x, count(x)) for x in _matching_lines(e, prompt, COLD_HIT_LINES)]
+        for e in entries
+    )
+    return _pack_groups(head, groups, budget, max_chars, skip_misfits=True)
+
+
+def wiki_units(idx: Index, entries: list[Entry], budget: int, max_chars: int) -> list[Unit]:
+    from ..recall.layers import Unit
+
+    head = Unit(WIKI_HEADING, idx.count_cached(WIKI_HEADING))
+    groups = ([Unit(e.line, e.line_tokens)] for e in entries)
+    return _pack_groups(head, groups, budget, max_chars, skip_misfits=True)
+
+
+def latest_cold_units(
+    idx: Index,
+    project: str,
+    exclude_session: str,
+    budget: int,
+    max_chars: int,
+    exclude: frozenset[str] | set[str] = frozenset(),
+) -> list[Unit]:
+    entry = latest_cold(idx, project, exclude_session)
+    if entry is None or entry.id in exclude:
+        return []
+    lines = cold_body_lines(entry.body)
+    return _drop_dangling_titles(
+        _pack(COLD_LATEST_HEADING, lines, idx.count_cached, budget, max_chars)
+    )
+
+
+def hot_units(
+    idx: Index,
+    state: dict[str, Any] | None,
+    budget: int,
+    max_chars: int,
+    *,
+    snapshot: bool = False,
+) -> list[Unit]:
+    """The hot state as units. ``snapshot``: as of the last Stop, with the counts the Scribe
+    stored then (a prompt hook must not load the tokenizer for a line it has not seen);
+    otherwise as of now, counted through the token cache."""
+    if not state or not (state["task"] or state["actions"]):
+        return []
+    stored = state.get("hot_snapshot")
+    if snapshot and isinstance(stored, list) and stored:
+        counts = {str(t): int(n) for t, n in stored}
+        return _pack(
+            HOT_HEADING,
+            list(counts),
+            lambda text: counts[text] if text in counts else idx.count_cached(text),
+            budget,
+            max_chars,
+        )
+    lines = list(dict.fromkeys(hot_lines(state, read_handoff_section(state["session_id"]))))
+    return _pack(HOT_HEADING, lines, idx.count_cached, budget, max_chars)
+
+
+def _room_left(units: list[Unit], budget: int, max_chars: int) -> tuple[int, int]:
+    """Tokens and characters still free within ``budget`` and ``max_chars`` after ``units``."""
+    return budget - sum(u.tokens for u in units), max_chars - sum(len(u.text) for u in units)
+
+
+def units_for(
+    idx: Index,
+    situation: str,
+    *,
+    prompt: str,
+    cwd: str,
+    state: dict[str, Any] | None,
+    budget: int,
+    max_chars: int,
+    snapshot: bool = False,
+    exclude: frozenset[str] | set[str] = frozenset(),
+) -> list[Unit]:
+    """What the when-to-load table loads for ``situation``, within ``budget`` exact tokens
+    (``snapshot``: the hot state as of the last Stop, see ``hot_units``). ``exclude``: ids the
+    session already has (an earlier prompt, this prompt's room recall), never repeated."""
+    want_hot, cold, want_wiki = LOAD_TABLE.get(situation, LOAD_TABLE["new"])
+    project = paths.project_key(cwd)
+    sid = state["session_id"] if state else ""
+    units: list[Unit] = []
+
+    def left() -> tuple[int, int]:
+        return _room_left(units, budget, max_chars)
+
+    if want_hot:
+        tokens_left, chars_left = left()
+        units += hot_units(
+            idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
+        )
+    if cold == "latest":
+        units += latest_cold_units(idx, project, sid, *left(), exclude=exclude)
+    elif cold == "search":
+        hits = search(idx, prompt, "e.source = 'cold' AND e.project = ?", (project,), MAX_COLD_HITS)
+        hits = [e for e in hits if e.id not in exclude]
+        if not hits and situation == "incident":
+            # "post-incident review of yesterday's outage" shares no word with the summary of
+            # the session that fixed it: the latest sessions are what a review looks back on.
+            latest = latest_cold(idx, project, sid)
+            hits = [latest] if latest is not None and latest.id not in exclude else []
+        if want_wiki:  # incident: leave the wiki half the room
+            tokens_left, chars_left = left()
+            units += cold_units(
+                idx, hits, prompt, tokens_left // 2, chars_left // 2, COLD_SEARCH_HEADING
+            )
+        else:
+            units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING)
+    if want_wiki:
+        # Another project's promoted records stay with it (recall.own_facts_sql).
+        where = "e.source = 'wiki' AND e.project IN ('', ?)"
+        hits = search(idx, prompt, where, (project,), MAX_WIKI_HITS)
+        units += wiki_units(idx, [e for e in hits if e.id not in exclude], *left())
+    return units
+
+
+def _hot_digest(units: list[Unit]) -> str:
+    import hashlib  # lazily: 3 ms of import a hook rarely needs
+
+    return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
+
+
+def _mark_hot_injected(session_id: str, hot: list[Unit]) -> None:
+    """Remember which hot state the conversation already holds (not sent twice in a row)."""
+    if not hot:
+        return
+    with session_lock(session_id):
+        state = load_state(session_id)
+        if state is not None:
+            state["hot_injected"] = _hot_digest(hot)
+            save_state(state)
+
+
+def _hot_len(units: list[Unit]) -> int:
+    """How many leading units are the hot section (heading and its lines)."""
+    if not units or units[0].text != HOT_HEADING:
+        return 0
+    n = 1
+    while n < len(units) and not units[n].text.startswith("## "):
+        n += 1
+    return n
+
+
+def prompt_context(
+    idx: Index,
+    payload: dict[str, Any],
+    cwd: str,
+    budget_tokens: int,
+    exclude: frozenset[str] | set[str] = frozenset(),
+) -> list[Unit]:
+    """UserPromptSubmit: the tiers this prompt's situation calls for, within ``budget_tokens``
+    (exact cl100k, units not fenced: the caller fences and escapes nothing further). The hot
+    state is left out when the conversation already got exactly this hot state (SessionStart on
+    resume, or an earlier "where were we")."""
+    prompt = payload_str(payload, "prompt")
+    situation = situation_of(prompt)
+    if situation == "new" or budget_tokens <= 0:
+        return []
+    sid = payload_str(payload, "session_id")
+    state = load_state(sid) if sid else None
+    units = units_for(
+        idx,
+        situation,
+        prompt=prompt,
+        cwd=cwd,
+        state=state,
+        budget=budget_tokens,
+        max_chars=PROMPT_CONTEXT_MAX_CHARS,
+        snapshot=True,
+        exclude=exclude,
+    )
+    n_hot = _hot_len(units)
+    if n_hot and state is not None:
+        if _hot_digest(units[:n_hot]) == state.get("hot_injected"):
+            units = units[n_hot:]
+        else:
+            _mark_hot_injected(state["session_id"], units[:n_hot])
+    return units
+
+
+def resume_units(idx: Index, payload: dict[str, Any], cwd: str, source: str) -> list[Unit]:
+    """SessionStart on resume or compact: this session's hot state comes back (and on resume
+    the latest summary of another session of this project), within RESUME_BUDGET_TOKENS."""
+    state = update_session(payload)
+    budget, max_chars = RESUME_BUDGET_TOKENS, RESUME_MAX_CHARS
+    units = hot_units(idx, state, HOT_INJECT_MAX_TOKENS, max_chars)
+    if state is not None:
+        _mark_hot_injected(state["session_id"], units)
+    if source == "resume":
+        sid = state["session_id"] if state else ""
+        left = _room_left(units, budget, max_chars)
+        units += latest_cold_units(idx, paths.project_key(cwd), sid, *left)
+    return units

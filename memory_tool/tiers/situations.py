@@ -1,0 +1,134 @@
+"""Situations: which row of the when-to-load table a prompt belongs to, and what each row loads.
+
+When to load (the design's table, as behaviour; ``tiers.prompt_context`` applies it):
+    situation   hot                      cold                         wiki
+    new         (in the conversation)    -                            -
+    resume      this session's hot file  latest summary, this project -
+    debug       (in the conversation)    search this project's        -
+    spec        (in the conversation)    -                            matching records
+    onboard     (in the conversation)    -                            matching records
+    incident    (in the conversation)    search this project's        matching records
+During a live session the hot state *is* the conversation, so it is re-sent only when the
+conversation lost it: after compaction and on resume (``tiers.resume_units``, SessionStart) and
+when the person asks to pick up where things were ("continue", "where were we").
+
+Hook path: runs on every prompt, stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..base.privacy import strip_injected
+
+SITUATIONS = ("new", "resume", "debug", "spec", "onboard", "incident")
+# situation -> (hot, cold, wiki); cold "latest" | "search" | ""
+LOAD_TABLE: dict[str, tuple[bool, str, bool]] = {
+    "new": (False, "", False),
+    "resume": (True, "latest", False),
+    "debug": (False, "search", False),
+    "spec": (False, "", True),
+    "onboard": (False, "", True),
+    "incident": (False, "search", True),
+}
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+# Word sets and phrases, not regular expressions: this runs on every prompt, and compiling a
+# dozen large patterns in each hook process costs more than the matching.
+_RESUME_PHRASES = (
+    "where were we", "where was i", "where are we at", "where did we leave off",
+    "where did i leave off", "where we left off", "where i left off", "pick up where",
+    "pick it up where", "pick this up where", "pick things up where", "what were we doing",
+    "what were we working on", "remind me what we were doing", "remind me what we did",
+    "resume the", "resume our", "resume where", "continue where",
+)  # fmt: skip
+# Alone or nearly ("continue", "ok, carry on"): a long prompt that says "continue" is a task.
+_RESUME_WEAK_PHRASES = ("continue", "carry on", "keep going", "go on", "resume", "proceed")
+RESUME_WEAK_MAX_WORDS = 6
+_INCIDENT_WORDS = frozenset(
+    "postmortem incident incidents outage outages rca retro retrospective downtime sev0 sev1 "
+    "sev2 sev3".split()
+)
+_INCIDENT_PHRASES = ("post mortem", "post incident", "root cause", "what went wrong", "sev 1")
+_RECUR_WORDS = frozenset(
+    "again still keeps kept recurring recurs flaky intermittent intermittently regression "
+    "regressed regresses".split()
+)
+_RECUR_PHRASES = (
+    "came back", "comes back", "keep failing", "keep crashing", "seen this before",
+    "seen that before", "seen it before", "had this before", "hit this before", "same error",
+    "same bug", "same issue", "same failure", "same problem", "tried before",
+    "what have we tried", "last time",
+)  # fmt: skip
+_FAILURE_WORDS = frozenset(
+    "error errors bug bugs broken exception exceptions issue issues problem problems traceback "
+    "timeout timeouts crash crashes crashed crashing wrong flaky".split()
+)
+_FAILURE_PREFIXES = ("fail", "break", "regress")
+_SPEC_WORDS = frozenset("spec specs specification adr adrs rfc requirement requirements".split())
+_SPEC_PHRASES = (
+    "decision record", "design doc", "as decided", "we decided", "according to the spec",
+    "according to the design", "according to the decision", "according to the contract",
+    "per the spec", "per the design", "per the adr", "per the contract", "api contract",
+)  # fmt: skip
+_ONBOARD_WORDS = frozenset("onboard onboarding unfamiliar".split())
+_ONBOARD_PHRASES = (
+    "walk me through", "overview of", "new to this", "new to the", "get familiar",
+    "architecture of", "explain how", "explain the", "explain what",
+)  # fmt: skip
+# A reply that carries no task of its own; it never replaces the current task.
+_ACK_WORDS = frozenset(
+    "y yes yep yeah ok okay sure thanks thank you thx go ahead on continue proceed do it lgtm "
+    "sounds good great perfect nice carry keep going please".split()
+)
+
+
+def _normal(text: str) -> tuple[str, list[str]]:
+    """Lower-case words, and the text as ' w1 w2 … ' for whole-phrase matching."""
+    words = _WORD.findall(text.lower().replace("_", " "))
+    return " " + " ".join(words) + " ", words
+
+
+def _has(padded: str, phrases: Iterable[str]) -> bool:
+    return any(f" {p} " in padded for p in phrases)
+
+
+def _is_onboarding(padded: str, words: set[str]) -> bool:
+    if words & _ONBOARD_WORDS or _has(padded, _ONBOARD_PHRASES):
+        return True
+    if (" how does " in padded or " how do " in padded) and words & {"work", "works"}:
+        return True
+    if " what is the " in padded and words & {"module", "subsystem", "component", "service"}:
+        return True
+    return " where is " in padded and bool(words & {"defined", "implemented", "handled"})
+
+
+def situation_of(prompt: str) -> str:
+    """The row of the when-to-load table a prompt belongs to."""
+    text = strip_injected(prompt or "").strip()
+    if not text:
+        return "new"
+    padded, word_list = _normal(text.replace("-", " "))
+    words = set(word_list)
+    if words & _INCIDENT_WORDS or _has(padded, _INCIDENT_PHRASES):
+        return "incident"
+    if _has(padded, _RESUME_PHRASES) or (
+        len(word_list) <= RESUME_WEAK_MAX_WORDS and _has(padded, _RESUME_WEAK_PHRASES)
+    ):
+        return "resume"
+    recurs = words & _RECUR_WORDS or _has(padded, _RECUR_PHRASES)
+    fails = words & _FAILURE_WORDS or any(w.startswith(_FAILURE_PREFIXES) for w in words)
+    if recurs and fails:
+        return "debug"
+    if words & _SPEC_WORDS or _has(padded, _SPEC_PHRASES):
+        return "spec"
+    if _is_onboarding(padded, words):
+        return "onboard"
+    return "new"
+
+
+def is_ack(prompt: str) -> bool:
+    words = _normal(prompt)[1]
+    return bool(words) and all(w in _ACK_WORDS for w in words)
