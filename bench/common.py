@@ -21,7 +21,9 @@ VENV_PY = REPO / ".venv" / "bin" / "python"
 PYTHON = str(VENV_PY if VENV_PY.exists() else Path(sys.executable))
 _CLI = REPO / ".venv" / "bin" / "memory-tool"
 MEMORY_TOOL = (
-    [str(_CLI)] if _CLI.exists() else [PYTHON, "-c", "from memory_tool.cli import main; main()"]
+    [str(_CLI)]
+    if _CLI.exists()
+    else [PYTHON, "-c", "from memory_tool.cli.main import main; main()"]
 )
 # The source tree under test: the working tree, or (bench/run's default) a snapshot of the
 # committed HEAD, so that other people's edits in progress cannot change the figures midway.

@@ -1,7 +1,7 @@
 """Where a hook's time goes, in-process (run by bench/scale_bench.py with `python -S`, like the
-hook, in a sandboxed environment): importing memory_tool.runtime.dispatch and the event's handler, the first
-handler call (which also pays for lazy imports and cold caches), and the median of later calls
-(the hook's own work). Prints one JSON object.
+hook, in a sandboxed environment): importing memory_tool.runtime.dispatch and the event's handler,
+the first handler call (which also pays for lazy imports and cold caches), and the median of
+later calls (the hook's own work). Prints one JSON object.
 
 Usage: python -S bench/probe_hook.py EVENT PAYLOAD_JSON RUNS
 """
@@ -11,19 +11,15 @@ import time
 
 # Timed before anything else is imported: what the hook imports, it pays for here too.
 _t0 = time.perf_counter()
-from memory_tool.runtime import dispatch as hooks  # noqa: E402
+from memory_tool.base.event import HookEvent  # noqa: E402
+from memory_tool.runtime import dispatch  # noqa: E402
 
-_load_one = getattr(hooks, "_load_handler", None)  # one module per event, or all, by version
-if _load_one is not None:
-    _handler = _load_one(sys.argv[1])
-else:
-    hooks._load_handlers()
-    _handler = hooks.HANDLERS[sys.argv[1]]
+_handler = dispatch.load_handler(sys.argv[1])
 _imports = time.perf_counter() - _t0
 
 
 def main() -> int:
-    import json  # already imported by memory_tool.runtime.dispatch
+    import json  # already imported by the dispatcher
     import os
     import statistics
 
@@ -32,7 +28,7 @@ def main() -> int:
     for _ in range(runs + 1):
         payload["session_id"] = os.urandom(8).hex()  # a fresh session: nothing already seen
         t = time.perf_counter()
-        _handler(payload)
+        _handler(HookEvent.from_payload(sys.argv[1], payload))
         calls.append(time.perf_counter() - t)
     out = {
         "import_ms": _imports * 1000,

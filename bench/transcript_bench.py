@@ -55,10 +55,9 @@ QUERIES = [
 APPEND_PROBE = """
 import json, time
 from memory_tool.store.index import open_index
-from memory_tool.store.sessions import refresh_sessions
 idx = open_index()
-t = time.perf_counter(); n = refresh_sessions(idx); first = time.perf_counter() - t
-t = time.perf_counter(); m = refresh_sessions(idx); again = time.perf_counter() - t
+t = time.perf_counter(); n = idx.refresh_sessions(); first = time.perf_counter() - t
+t = time.perf_counter(); m = idx.refresh_sessions(); again = time.perf_counter() - t
 print(json.dumps({"added": n, "append_s": first, "nochange_s": again, "again_added": m}))
 """
 

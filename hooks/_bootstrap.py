@@ -39,10 +39,10 @@ def run(event: str) -> None:
     try:
         import io
 
-        from memory_tool.runtime import dispatch as hooks
+        from memory_tool.runtime import dispatch
     except Exception:  # noqa: BLE001 - never break the session
         sys.exit(0)
-    code = hooks.run(event, stdin=None if stdin is None else io.BytesIO(stdin))
+    code = dispatch.run(event, stdin=None if stdin is None else io.BytesIO(stdin))
     if status is not None and status == client.ABSENT:  # status is set only once client loaded
-        hooks.start_server()
+        client.ensure_server()
     sys.exit(code)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Claude Code SessionStart hook for memory-tool: a shim over memory_tool.runtime.dispatch (fails open)."""
+"""Claude Code SessionStart hook for memory-tool: fails open; the logic is in
+memory_tool.runtime."""
 
 import _bootstrap
 

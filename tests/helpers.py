@@ -7,8 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
+
+from memory_tool.base.event import HookEvent
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,3 +83,8 @@ def log_text() -> str:
 
     log = paths.log_file()
     return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+
+
+def as_event(payload: dict[str, Any], name: str = "") -> HookEvent:
+    """A payload as the hook front end hands it to the library (parsed once, at the boundary)."""
+    return HookEvent.from_payload(name or str(payload.get("hook_event_name", "")), payload)

@@ -629,7 +629,7 @@ def test_the_resembling_keywords_still_match(rooms: CompiledRooms) -> None:
 def test_classify_explain_names_the_false_friends_it_skipped() -> None:
     from click.testing import CliRunner
 
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     out = CliRunner().invoke(
         main, ["classify", "--explain", "use all 8 cores, the field is required"]
@@ -657,7 +657,7 @@ def test_shipped_false_friends_are_no_keywords() -> None:
 def test_classify_cli_explains_its_choice() -> None:
     from click.testing import CliRunner
 
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     out = CliRunner().invoke(main, ["classify", "--explain", "the prefect flow, table too"])
     assert out.exit_code == 0
@@ -717,7 +717,7 @@ def test_a_memory_cannot_be_filed_in_a_background_room(project: Path) -> None:
 def test_classify_cli_says_when_a_background_room_wins() -> None:
     from click.testing import CliRunner
 
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     prompt = "go container/heap is confusing, show me dijkstra with it"
     out = CliRunner().invoke(main, ["classify", "--explain", prompt])

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from memory_tool.base import paths, tokens
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 
 
 def cli(*args: str) -> str:

@@ -209,7 +209,7 @@ def test_racing_stop_hooks_ask_for_the_handoff_once(project: Path, tmp_path: Pat
 @pytest.mark.skipif(not (REPO / ".venv" / "bin").is_dir(), reason="needs the dev venv")
 def test_parallel_cli_adds(project: Path) -> None:
     """The person's (or agent's) `memory-tool add` from several shells at once."""
-    code = "import sys; from memory_tool.cli import main; sys.argv[0] = 'memory-tool'; main()"
+    code = "import sys; from memory_tool.cli.main import main; sys.argv[0] = 'memory-tool'; main()"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", code, "add", "--json", "--type", "feedback", f"Rule {n}: same."],

@@ -11,7 +11,7 @@ import pytest
 from helpers import REPO, run_hook, start_payload
 from test_tiers_support import LONG_SID, hook_json, install_transcript, payload
 
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.tiers.handoff import marker_path
 
 README = (REPO / "README.md").read_text()

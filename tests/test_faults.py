@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from memory_tool.base import paths
 from memory_tool.recall.room import search
-from memory_tool.runtime import dispatch as hooks
+from memory_tool.runtime import dispatch
+from memory_tool.runtime.background import background_refresh
 from memory_tool.runtime.settings import HOOK_EVENTS, hook_command
 from memory_tool.store.index import open_index
 
@@ -75,7 +76,7 @@ def test_wake_prints_exactly_what_the_hook_injects_when_memory_needs_attention(
 ) -> None:
     from click.testing import CliRunner
 
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     # More always-loaded facts than the cap: the hook adds a hygiene line to the brief.
     for i in range(20):
@@ -400,7 +401,7 @@ class HookOverran(Exception):
 
 @contextlib.contextmanager
 def deadline(seconds: float, fired: list[bool]) -> Iterator[None]:
-    """Interrupt an in-process hook that runs past its settings.json timeout. hooks.run fails
+    """Interrupt an in-process hook that runs past its settings.json timeout. dispatch.run fails
     open on any exception, so the overrun is recorded in `fired` to fail the test."""
 
     def on_alarm(signum: int, frame: object) -> None:
@@ -417,11 +418,11 @@ def deadline(seconds: float, fired: list[bool]) -> Iterator[None]:
 
 
 def run_in_process(event: str, data: bytes) -> str:
-    """memory_tool.runtime.dispatch.run as the hook script calls it, with stdin/stdout swapped for buffers;
-    anything printed outside the hook's own output (a stray print) fails the test."""
+    """memory_tool.runtime.dispatch.run as the hook script calls it, with stdin/stdout swapped for
+    buffers; anything printed outside the hook's own output (a stray print) fails the test."""
     out, stray, fired = io.StringIO(), io.StringIO(), []
     with deadline(HOOK_EVENTS[event][2], fired), contextlib.redirect_stdout(stray):
-        code = hooks.run(event, stdin=io.BytesIO(data), stdout=out)
+        code = dispatch.run(event, stdin=io.BytesIO(data), stdout=out)
     assert not fired, f"{event} ran past its {HOOK_EVENTS[event][2]} s timeout"
     assert code == 0
     assert stray.getvalue() == ""
@@ -815,7 +816,7 @@ def test_index_truncated_anywhere(world: World) -> None:
         """What a new session does: SessionStart (and the full refresh it launches in the
         background), then a prompt. True when both bring their memories again."""
         start = run_in_process("SessionStart", payload(session))
-        hooks.background_refresh()
+        background_refresh()
         prompt = run_in_process("UserPromptSubmit", payload(session))
         return "ZUSERQ" in start and "ZAUTHQ" in prompt
 
@@ -931,7 +932,7 @@ def test_damage_inside_the_index_is_set_aside_and_rebuilt(world: World) -> None:
         run_in_process("UserPromptSubmit", json.dumps(payload).encode()), "UserPromptSubmit"
     )
     assert "sqlite3.DatabaseError" in log_text()
-    hooks.background_refresh()  # what the next session start launches
+    background_refresh()  # what the next session start launches
 
     payload["session_id"] = "dmg-3"
     assert "ZAUTHQ" in run_in_process("UserPromptSubmit", json.dumps(payload).encode())
@@ -950,14 +951,14 @@ def test_a_garbled_index_row_is_treated_as_damage(world: World) -> None:
     assert "damaged index row" in log_text()
 
     check_output(run_in_process("SessionStart", payload("g2")), "SessionStart")
-    hooks.background_refresh()
+    background_refresh()
     assert "ZAUTHQ" in run_in_process("UserPromptSubmit", payload("g2"))
 
 
 def test_cli_on_a_damaged_index_says_so_and_recovers(world: World) -> None:
     from click.testing import CliRunner
 
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     with open_index() as idx:
         idx.refresh(world.project)  # an index as a real install has it (built in full)
@@ -993,7 +994,7 @@ def test_a_read_only_state_folder_still_gives_the_brief_and_the_cli(project: Pat
         add_memory(idx, "Pool size is 20 ZPOOLQ.", type_="note", cwd=project, room="database")
         idx.refresh(project)
     state = shlex.quote(str(paths.state_root()))
-    cli = f"{shlex.quote(sys.executable)} -c 'from memory_tool.cli import main; main()'"
+    cli = f"{shlex.quote(sys.executable)} -c 'from memory_tool.cli.main import main; main()'"
     start = json.dumps({"session_id": "ro1", "cwd": str(project), "source": "startup",
                         "hook_event_name": "SessionStart"})  # fmt: skip
     hook = (

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run_hook, write_memory
+from helpers import as_event, run_hook, write_memory
 
 from memory_tool.base import paths
 from memory_tool.recall.followup import (
@@ -139,7 +139,7 @@ def seed_many(project: Path) -> None:
 
 def ask(project: Path, prompt: str, session: str = "s1") -> str:
     payload = {"session_id": session, "cwd": str(project), "prompt": prompt}
-    return prompt_context(payload)[0]
+    return prompt_context(as_event(payload))[0]
 
 
 def test_a_follow_up_recalls_the_previous_prompts_room(project: Path) -> None:

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 from click.testing import CliRunner
-from helpers import run_hook
+from helpers import as_event, run_hook
 from test_tiers_support import LONG_SID, hook_json, install_transcript, payload
 
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.tiers import digest
 from memory_tool.tiers.handoff import marker_path
 from memory_tool.tiers.hot import hot_path
@@ -92,7 +92,7 @@ def test_a_handoff_from_before_the_session_does_not_count(project: Path) -> None
 
 def test_the_hot_files_handoff_section_counts(project: Path) -> None:
     transcript = install_transcript("tiers_long", project)
-    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     hot = hot_path(LONG_SID)
     hot.write_text(hot.read_text() + "Goal: idempotency keys. Next: refunds.\n")
     assert _stop(project, transcript) is None

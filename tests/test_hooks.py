@@ -138,7 +138,7 @@ def test_without_an_encoding_wake_says_it_estimated(
     from click.testing import CliRunner
 
     from memory_tool.base import tokens
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     monkeypatch.setattr(tokens, "ENCODING_NAMES", ("no-such-encoding",))
     monkeypatch.setattr(tokens, "_loaded", False)

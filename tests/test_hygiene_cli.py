@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import run_hook, write_memory
+from helpers import as_event, run_hook, write_memory
 
 from memory_tool.base import paths
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 
 OLD = (dt.date(2026, 11, 29) - dt.timedelta(days=120)).isoformat()
 
@@ -242,7 +242,9 @@ def test_budget_shows_the_hot_tier_of_the_latest_session(project: Path) -> None:
     from memory_tool.tiers import digest
 
     payload = {"session_id": "abc-123", "cwd": str(project), "transcript_path": "/none.jsonl"}
-    digest.update_session(payload, prompt="Fix the login redirect bug in the auth middleware")
+    digest.update_session(
+        as_event(payload), prompt="Fix the login redirect bug in the auth middleware"
+    )
     data = json.loads(run("budget", "--json", "--cwd", str(project)).output)
     hot = {row["layer"]: row for row in data["layers"]}["hot"]
     assert 0 < hot["tokens"] <= hot["budget"] and "abc-123" in hot["note"]

@@ -12,7 +12,7 @@ from helpers import run_hook
 from test_tiers_support import LONG_SID, SMALL_SID, install_transcript, payload
 
 from memory_tool.base import paths
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.tiers import inbox
 
 

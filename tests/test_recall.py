@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import run_hook, write_memory
+from helpers import as_event, run_hook, write_memory
 
 from memory_tool.base import paths, tokens
 from memory_tool.recall.room import deep_recall, is_past_question, room_recall, search
@@ -47,7 +47,9 @@ def test_a_prompt_about_a_room_brings_that_room_only(project: Path) -> None:
     seed(project)
     with open_index() as idx:
         idx.refresh(project)
-    text, ids = prompt_context(payload(project, "fix the login bug, the refresh token expires"))
+    text, ids = prompt_context(
+        as_event(payload(project, "fix the login bug, the refresh token expires"))
+    )
     assert "RS256" in text and "OAuth callback" in text
     assert "pool size" not in text and "Friday" not in text
     assert text.startswith("<memory-context>") and text.endswith("</memory-context>\n")
@@ -61,7 +63,7 @@ def test_an_unrelated_prompt_brings_nothing(project: Path, prompt: str) -> None:
     seed(project)
     with open_index() as idx:
         idx.refresh(project)
-    assert prompt_context(payload(project, prompt)) == ("", [])
+    assert prompt_context(as_event(payload(project, prompt))) == ("", [])
 
 
 def test_no_entry_is_injected_twice_in_a_session(project: Path) -> None:
@@ -77,11 +79,11 @@ def test_no_entry_is_injected_twice_in_a_session(project: Path) -> None:
         idx.refresh(project)
     start = run_hook("SessionStart", {"session_id": "s9", "cwd": str(project), "source": "startup"})
     assert "Never log raw auth tokens" in start.stdout.decode()
-    first, ids1 = prompt_context(payload(project, "login is broken again", "s9"))
+    first, ids1 = prompt_context(as_event(payload(project, "login is broken again", "s9")))
     assert ids1 and "Never log raw auth tokens" not in first  # already in the brief
-    second, ids2 = prompt_context(payload(project, "still the login bug", "s9"))
+    second, ids2 = prompt_context(as_event(payload(project, "still the login bug", "s9")))
     assert not set(ids1) & set(ids2)
-    other_session, ids3 = prompt_context(payload(project, "login is broken again", "s10"))
+    other_session, ids3 = prompt_context(as_event(payload(project, "login is broken again", "s10")))
     assert set(ids1) <= set(ids3)
 
 
@@ -104,7 +106,7 @@ def test_other_projects_facts_stay_with_their_project(project: Path, tmp_path: P
     )
     with open_index() as idx:
         idx.refresh(project)
-    text, _ = prompt_context(payload(project, "the login page breaks"))
+    text, _ = prompt_context(as_event(payload(project, "the login page breaks")))
     assert "passkeys" in text and "SAML" not in text
 
 
@@ -125,7 +127,9 @@ def test_cold_summaries_are_no_room_memories(project: Path, tmp_path: Path) -> N
         idx.refresh(project)
         assert len([h for h in search(idx, "refresh tokens rotate hourly") if
                     h.entry.source == "cold"]) == 2  # fmt: skip
-    text, _ = prompt_context(payload(project, "fix the login bug, the refresh token expires"))
+    text, _ = prompt_context(
+        as_event(payload(project, "fix the login bug, the refresh token expires"))
+    )
     assert "RS256" in text
     assert "hourly" not in text
 
@@ -224,7 +228,7 @@ def test_deep_search_injects_ids_and_summaries_not_full_text(project: Path) -> N
     assert result.picked
     assert result.picked[0].id in result.text
     assert "detail250" not in result.text  # summaries only
-    text, _ = prompt_context(payload(project, question))
+    text, _ = prompt_context(as_event(payload(project, question)))
     assert "(L4" in text and "detail250" not in text
 
 
@@ -350,7 +354,7 @@ def test_a_broken_rooms_yaml_falls_back_to_the_shipped_rooms_and_says_so(project
     from test_hooks import HEAVY, imported_modules
 
     from memory_tool.base.resources import template_path
-    from memory_tool.cli import main
+    from memory_tool.cli.main import main
 
     seed(project)
     with open_index() as idx:
@@ -425,7 +429,7 @@ def test_a_note_written_after_the_last_refresh_is_recalled_on_the_next_prompt(
     write_memory(
         room("authentication"), "saml.md", "SAML login goes through Okta; the ACS URL is /sso/acs."
     )
-    text, _ = prompt_context(payload(project, "SAML login with okta fails with 401"))
+    text, _ = prompt_context(as_event(payload(project, "SAML login with okta fails with 401")))
     assert "ACS URL is /sso/acs" in text
     # A new room folder too.
     write_memory(
@@ -443,7 +447,9 @@ def test_an_edited_memory_is_injected_as_edited_and_a_deleted_one_not_at_all(
     jwt = room("authentication") / "jwt.md"
     jwt.write_text(jwt.read_text().replace("RS256", "EdDSA"))  # in place: the folder is unchanged
     (room("authentication") / "oauth.md").unlink()
-    text, _ = prompt_context(payload(project, "fix the login bug, the refresh token expires"))
+    text, _ = prompt_context(
+        as_event(payload(project, "fix the login bug, the refresh token expires"))
+    )
     assert "EdDSA" in text and "RS256" not in text
     assert "OAuth callback" not in text
     with open_index() as idx:
@@ -499,6 +505,8 @@ def test_wiki_records_promoted_from_another_project_stay_with_it(project: Path) 
                  room="database", project=paths.project_key(project))  # fmt: skip
     with open_index() as idx:
         idx.refresh(project)
-    text, _ = prompt_context(payload(project, "add an index to the orders table in a migration"))
+    text, _ = prompt_context(
+        as_event(payload(project, "add an index to the orders table in a migration"))
+    )
     assert "partitioned by month" not in text
     assert "pool holds 20" in text and "never after" in text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import run_hook
+from helpers import as_event, run_hook
 from test_tiers_support import (
     ANTHROPIC_KEY,
     LONG_SID,
@@ -22,7 +22,7 @@ from test_tiers_support import (
     state_files,
 )
 
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.store.index import open_index
 from memory_tool.tiers import digest, inbox, scribe
 from memory_tool.tiers.hot import load_state
@@ -30,7 +30,7 @@ from memory_tool.tiers.hot import load_state
 
 def _summarise(project: Path, name: str = "tiers_long") -> Path:
     transcript = install_transcript(name, project)
-    digest.update_session(payload("Stop", name, project, transcript))
+    digest.update_session(as_event(payload("Stop", name, project, transcript)))
     entry = scribe.run(LONG_SID if name == "tiers_long" else SMALL_SID)
     assert entry is not None
     return Path(entry.path)
@@ -78,7 +78,7 @@ def test_cold_summary_is_indexed_as_cold_memory_and_never_always_loaded(project:
 
 def test_a_session_is_one_summary_rewritten_as_it_goes(project: Path, state: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=20)
-    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     first = scribe.run(LONG_SID)
     assert first is not None
     assert "Result:" in Path(first.path).read_text()

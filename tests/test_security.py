@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from test_faults import check_output, run_in_process, substantial_transcript
 
 from memory_tool.base import paths
-from memory_tool.cli import main
-from memory_tool.runtime import dispatch as hooks
+from memory_tool.base.log import log_error
+from memory_tool.cli.main import main
+from memory_tool.runtime.background import background_refresh
 from memory_tool.store.index import open_index
 from memory_tool.store.palace import add_memory, init_palace
 
@@ -356,8 +357,8 @@ def test_files_are_private_to_their_owner(project: Path, tmp_path: Path) -> None
             ("SessionEnd", {"reason": "other"}),
         ):
             run_in_process(event, json.dumps({**base, **extra}).encode())
-        hooks.log_error("test", "a line, so the log exists")
-        hooks.background_refresh()
+        log_error("test", "a line, so the log exists")
+        background_refresh()
         init_palace()  # and the folders init adds
     finally:
         os.umask(old)
@@ -396,7 +397,7 @@ def test_hooks_open_no_network_connection(project: Path, tmp_path: Path) -> None
     base = {"session_id": "net", "transcript_path": str(transcript), "cwd": str(project)}
     sys.addaudithook(audit)
     try:
-        hooks.background_refresh()
+        background_refresh()
         for event, extra in (
             ("SessionStart", {"source": "startup"}),
             ("UserPromptSubmit", {"prompt": "how do we deploy? have we done this before?"}),

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from helpers import write_memory
 
 from memory_tool.base import paths
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.recall.room import search
 from memory_tool.store import semantic
 from memory_tool.store.index import open_index
@@ -87,8 +87,8 @@ def test_semantic_module_imports_nothing_heavy() -> None:
     import subprocess
     import sys
 
-    code = "import sys, memory_tool.store.semantic; print(sorted(m for m in ('numpy', 'tokenizers', "
-    code += "'safetensors') if m in sys.modules))"
+    code = "import sys, memory_tool.store.semantic; print(sorted(m for m in ('numpy', "
+    code += "'tokenizers', 'safetensors') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -236,12 +236,12 @@ def test_past_sessions_stay_lexical_and_keep_their_rank(project: Path) -> None:
 def test_the_background_refresh_embeds_new_memories() -> None:
     """Memories Claude Code writes during a session get vectors from the detached refresh that
     SessionStart starts, without anyone running `memory-tool index`."""
-    from memory_tool.runtime import dispatch as hooks
+    from memory_tool.runtime.background import background_refresh
 
     seed()
     cli("index")
     write_memory(wiki(), "cache.md", "The CDN caches product images for one day.")
-    assert hooks.background_refresh() == 0
+    assert background_refresh() == 0
     with open_index() as idx:
         (entry,) = [e for e in idx.query() if e.name == "cache"]
         assert idx.conn.execute(
@@ -260,7 +260,7 @@ def test_index_shows_embedding_progress_on_a_terminal() -> None:
     master, slave = pty.openpty()
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", "from memory_tool.cli import main; main()", "index"],
+            [sys.executable, "-c", "from memory_tool.cli.main import main; main()", "index"],
             stdout=subprocess.PIPE,
             stderr=slave,
             timeout=300,

@@ -21,7 +21,7 @@ from memory_tool.base import paths
 from memory_tool.runtime import client, server
 from memory_tool.store.index import open_index
 
-CLI = [sys.executable, "-c", "from memory_tool.cli import main; main()"]
+CLI = [sys.executable, "-c", "from memory_tool.cli.main import main; main()"]
 PROMPT = "the oauth login flow is broken, refresh tokens expire"
 
 
@@ -299,9 +299,9 @@ def test_a_call_stuck_past_the_limit_ends_the_server(tmp_path: Path) -> None:
     each waiting out the client's timeout behind it."""
     script = (
         "import sys, time\n"
-        "from memory_tool.runtime import dispatch as hooks, server\n"
+        "from memory_tool.runtime import dispatch, server\n"
         "server.CALL_LIMIT_S = 1\n"
-        "hooks.register('Hang', lambda payload: time.sleep(60))\n"
+        "dispatch.register('Hang', lambda event: time.sleep(60))\n"
         "sys.exit(server.main())\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", script])

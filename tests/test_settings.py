@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memory_tool.base import paths
 from memory_tool.base.errors import SettingsError
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.runtime import settings
 
 USER_SETTINGS = """{

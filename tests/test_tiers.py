@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import run_hook
+from helpers import as_event, run_hook
 from test_tiers_support import (
     LONG_SID,
     SECRETS,
@@ -33,7 +33,7 @@ def _hot(sid: str = LONG_SID) -> str:
 
 def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=22)
-    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     hot = _hot()
     assert "## Current task\nAdd idempotency keys to POST /charges" in hot
     assert "Store idempotency records in Redis with a 24 h TTL" in hot  # a [DECISION] line
@@ -46,7 +46,7 @@ def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) 
     assert "edited app/routes/charges.py" in hot
 
     append_rest("tiers_long", transcript)
-    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     hot = _hot()
     actions = hot.split("## Last actions\n")[1].split("\n\n")[0].splitlines()
     assert len(actions) == HOT_ACTIONS  # the last 5, no more
@@ -61,7 +61,7 @@ def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) 
 
 def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=10)
-    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     assert state is not None
     first_offset = state["offset"]
     assert first_offset == transcript.stat().st_size
@@ -75,14 +75,14 @@ def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) 
     transcript.write_bytes(bytes(raw))
     append_rest("tiers_long", transcript)
 
-    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     assert state is not None
     assert state["offset"] == transcript.stat().st_size > first_offset
     assert state["first_task"].startswith("Add idempotency keys")
     assert state["tool_calls"] == 25 and calls_before < 25
     # Nothing new: nothing changes, the generation stays.
     generation = state["generation"]
-    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     assert state is not None and state["generation"] == generation
 
 
@@ -90,18 +90,20 @@ def test_the_same_transcript_named_another_way_is_not_read_twice(project: Path) 
     import os
 
     transcript = install_transcript("tiers_long", project)
-    state = digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     assert state is not None and state["tool_calls"] == 25
     link = transcript.parent / "alias.jsonl"
     os.symlink(transcript, link)  # or a relative path: the same file
-    state = digest.update_session(payload("Stop", "tiers_long", project, link))
+    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, link)))
     assert state is not None and state["tool_calls"] == 25  # not 50
 
 
 def test_on_prompt_sets_the_task_but_not_for_acknowledgements(project: Path) -> None:
     transcript = install_transcript("tiers_small", project)
     base = payload("UserPromptSubmit", "tiers_small", project, transcript)
-    digest.on_prompt({**base, "prompt": "Rename the billing module to payments everywhere"})
+    digest.on_prompt(
+        as_event({**base, "prompt": "Rename the billing module to payments everywhere"})
+    )
     assert (
         _hot(SMALL_SID)
         .split("## Current task\n")[1]
@@ -109,7 +111,7 @@ def test_on_prompt_sets_the_task_but_not_for_acknowledgements(project: Path) -> 
     )
     closings = ("thanks, works now", "ship it", "going with bigserial", "lgtm, merged")
     for ack in ("yes", "ok, go ahead", "continue", "where were we?", *closings):
-        digest.on_prompt({**base, "prompt": ack})
+        digest.on_prompt(as_event({**base, "prompt": ack}))
         state = load_state(SMALL_SID)
         assert state is not None and state["task"].startswith("Rename the billing module")
 
@@ -118,12 +120,14 @@ def test_nothing_private_secret_or_injected_reaches_the_hot_tier(
     project: Path, state: Path
 ) -> None:
     transcript = install_transcript("tiers_long", project)
-    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     digest.on_prompt(
-        {
-            **payload("UserPromptSubmit", "tiers_long", project, transcript),
-            "prompt": f"use the key {SECRETS[1]} <private>{SECRETS[2]}</private> for the test",
-        }
+        as_event(
+            {
+                **payload("UserPromptSubmit", "tiers_long", project, transcript),
+                "prompt": f"use the key {SECRETS[1]} <private>{SECRETS[2]}</private> for the test",
+            }
+        )
     )
     written = state_files(state)
     assert written
@@ -176,7 +180,7 @@ def test_resume_units_are_exactly_counted_and_within_budget(project: Path) -> No
     run_hook("Stop", payload("Stop", "tiers_small", project, small))
     with open_index() as idx:
         units = tiers.resume_units(
-            idx, payload("SessionStart", "tiers_small", project, small), str(project), "resume"
+            idx, as_event(payload("SessionStart", "tiers_small", project, small)), "resume"
         )
     text = "".join(u.text for u in units)
     assert "## This session so far (hot memory)" in text
@@ -190,19 +194,20 @@ def test_resume_units_are_exactly_counted_and_within_budget(project: Path) -> No
 
 def test_steady_prompt_path_never_loads_the_tokenizer_or_yaml(project: Path, state: Path) -> None:
     transcript = install_transcript("tiers_long", project)
-    digest.update_session(payload("Stop", "tiers_long", project, transcript))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
     scribe.run(LONG_SID)  # what the Stop hook starts: warms the counts of what may be injected
     probe = (
         "import json, sys\n"
+        "from memory_tool.base.event import HookEvent\n"
         "from memory_tool.tiers import digest, inject as tiers\n"
         "from memory_tool.store.index import open_index\n"
         "p = json.loads(sys.argv[1])\n"
         "idx = open_index()\n"
         "out = {}\n"
         "for prompt in ('Add a CSV export to the reports page', 'where were we?'):\n"
-        "    q = dict(p, prompt=prompt)\n"
+        "    q = HookEvent.from_payload('UserPromptSubmit', dict(p, prompt=prompt))\n"
         "    digest.on_prompt(q)\n"
-        "    out[prompt] = sum(u.tokens for u in tiers.prompt_context(idx, q, p['cwd'], 3000))\n"
+        "    out[prompt] = sum(u.tokens for u in tiers.prompt_context(idx, q, 3000))\n"
         "print(json.dumps({'tokens': out, 'loaded': [m for m in ('tiktoken', 'yaml', 'click',\n"
         "    'rapidfuzz', 'frontmatter') if m in sys.modules]}))\n"
     )
@@ -225,9 +230,9 @@ def test_where_were_we_does_not_repeat_the_hot_state_sessionstart_just_gave(
     ask = payload("UserPromptSubmit", "tiers_long", project, transcript, prompt="where were we?")
     with open_index() as idx:
         assert tiers.HOT_HEADING in "".join(u.text for u in tiers.resume_units(
-            idx, resume, str(project), "resume"))  # fmt: skip
-        digest.on_prompt(ask)
-        again = "".join(u.text for u in tiers.prompt_context(idx, ask, str(project), 3000))
+            idx, as_event(resume), "resume"))  # fmt: skip
+        digest.on_prompt(as_event(ask))
+        again = "".join(u.text for u in tiers.prompt_context(idx, as_event(ask), 3000))
         assert tiers.HOT_HEADING not in again  # the conversation holds it already
     # Once the session has moved on, the new hot state is worth sending.
     with open(transcript, "a", encoding="utf-8") as fh:
@@ -237,5 +242,5 @@ def test_where_were_we_does_not_repeat_the_hot_state_sessionstart_just_gave(
                  + "\n")  # fmt: skip
     run_hook("Stop", payload("Stop", "tiers_long", project, transcript))
     with open_index() as idx:
-        later = "".join(u.text for u in tiers.prompt_context(idx, ask, str(project), 3000))
+        later = "".join(u.text for u in tiers.prompt_context(idx, as_event(ask), 3000))
     assert "Current task: Now add idempotency to refunds." in later

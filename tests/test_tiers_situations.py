@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import write_memory
+from helpers import as_event, write_memory
 from test_tiers_support import LONG_SID, install_transcript, payload
 
 from memory_tool.base import tokens
-from memory_tool.cli import main
+from memory_tool.cli.main import main
 from memory_tool.store.index import open_index
 from memory_tool.tiers import digest, scribe, situations
 from memory_tool.tiers import inject as tiers
@@ -70,7 +70,7 @@ def test_situation_edge_cases(prompt: str, situation: str) -> None:
 def tiers_world(project: Path, state: Path) -> dict[str, object]:
     """An earlier session summarised in the cold tier, two wiki records, and a live session."""
     long = install_transcript("tiers_long", project)
-    digest.update_session(payload("Stop", "tiers_long", project, long))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, long)))
     scribe.run(LONG_SID)
     write_memory(
         state / "wiki",
@@ -89,7 +89,7 @@ def tiers_world(project: Path, state: Path) -> dict[str, object]:
         layout="top",
     )
     small = install_transcript("tiers_small", project)
-    digest.update_session(payload("Stop", "tiers_small", project, small))
+    digest.update_session(as_event(payload("Stop", "tiers_small", project, small)))
     with open_index() as idx:
         idx.refresh(project)
     return {"small": small}
@@ -105,7 +105,7 @@ def test_each_situation_loads_what_the_table_says(
     hook_payload["prompt"] = PROMPTS[situation]
     budget = 3000
     with open_index() as idx:
-        units = tiers.prompt_context(idx, hook_payload, str(project), budget)
+        units = tiers.prompt_context(idx, as_event(hook_payload), budget)
     text = "".join(u.text for u in units)
     want_hot, want_cold, want_wiki = EXPECTED[situation]
     assert (HOT in text) == want_hot
@@ -133,7 +133,7 @@ def test_budget_is_a_hard_ceiling(project: Path, tiers_world: dict[str, object])
         for budget in (0, 20, 60, 150, 400):
             for prompt in PROMPTS.values():
                 p = payload("UserPromptSubmit", "tiers_small", project, small, prompt=prompt)
-                units = tiers.prompt_context(idx, p, str(project), budget)
+                units = tiers.prompt_context(idx, as_event(p), budget)
                 text = "".join(u.text for u in units)
                 assert sum(u.tokens for u in units) == tokens.count(text) <= budget
                 # A heading never comes alone: a section is either there with content or not.
@@ -172,7 +172,7 @@ def test_a_review_that_shares_no_word_with_the_summary_still_looks_back(
     ask["prompt"] = "postmortem of the outage, please"
     assert situations.situation_of(ask["prompt"]) == "incident"
     with open_index() as idx:
-        text = "".join(u.text for u in tiers.prompt_context(idx, ask, str(project), 3000))
+        text = "".join(u.text for u in tiers.prompt_context(idx, as_event(ask), 3000))
         latest = tiers.latest_cold(idx, paths_key(project), "")
     assert latest is not None and COLD_SEARCH in text and latest.id in text
 
@@ -205,7 +205,7 @@ def test_the_tiers_never_repeat_what_the_session_already_has(
                    "explain how the idempotency keys in redis expire"):  # fmt: skip
         ask = payload("UserPromptSubmit", "tiers_small", project, small)
         ask["prompt"] = prompt
-        text, ids = hook_context(ask)
+        text, ids = hook_context(as_event(ask))
         assert len(ids) == len(set(ids)), text  # not twice in one prompt (L3 and the wiki)
         assert not set(ids) & set(seen), text  # nor again later in the session
         seen += ids

@@ -264,7 +264,7 @@ def _parse_yaml_config() -> dict[str, Any]:
     settings, bad = validate(data)
     problems += bad
     if problems:  # once per change of config.yaml: the result is cached
-        from ..runtime.dispatch import log_error
+        from .log import log_error
 
         log_error("config", " ".join(p["message"] for p in problems))
     return {"settings": settings, "problems": problems}

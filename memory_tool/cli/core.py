@@ -14,7 +14,7 @@ from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
 from ..recall.wake import build_brief
 from ..store.index import open_index
 from ..store.palace import WRITABLE_TYPES, add_memory, init_palace
-from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
+from .app import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import cwd_option, json_option
 
 

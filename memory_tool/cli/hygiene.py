@@ -20,7 +20,7 @@ from ..hygiene.wake_line import wake_units
 from ..recall.wake import build_brief
 from ..store.entry import Entry
 from ..store.index import Index, open_index
-from . import domain_errors, main
+from .app import domain_errors, main
 from .options import cwd_option, json_option
 
 TITLES = {

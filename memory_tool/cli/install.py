@@ -6,7 +6,7 @@ import click
 
 from ..base import paths
 from ..runtime import server, settings
-from . import domain_errors, main
+from .app import domain_errors, main
 
 
 @main.command()

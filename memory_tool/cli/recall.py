@@ -17,7 +17,7 @@ from ..recall.room import Hit, search
 from ..store.entry import full_text
 from ..store.index import open_index
 from ..store.rooms import compiled_rooms, rooms_problems
-from . import checked_ids, domain_errors, ensure_built, main, unknown_filters
+from .app import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import json_option
 
 

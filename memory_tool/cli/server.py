@@ -6,7 +6,7 @@ import click
 
 from ..base import paths
 from ..runtime import client, server
-from . import main
+from .app import main
 
 
 @main.group(name="server")

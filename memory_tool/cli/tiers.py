@@ -20,7 +20,7 @@ from ..tiers import inject as tiers
 from ..tiers import scribe as scribe_mod
 from ..tiers.hot import hot_path, latest_state, load_state, render_hot
 from ..tiers.situations import LOAD_TABLE, SITUATIONS, situation_of
-from . import domain_errors, main
+from .app import domain_errors, main
 from .options import cwd_option, json_option
 
 

@@ -152,7 +152,7 @@ def wake_units(idx: Index, cwd: str | Path) -> list[Unit]:
         text = f"{WAKE_PREFIX}{' '.join(line.split())}\n"
         return [Unit(text, line_tokens(idx, text))]
     except Exception as exc:  # noqa: BLE001 - fail open, and say so in the hook log
-        from ..runtime.dispatch import log_error
+        from ..base.log import log_error
 
         log_error("SessionStart", exc)
         return []

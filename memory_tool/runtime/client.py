@@ -183,7 +183,7 @@ def spawn() -> bool:
         finally:
             os.close(devnull)
     except (OSError, AttributeError, NotImplementedError) as exc:
-        from .dispatch import log_error
+        from ..base.log import log_error
 
         log_error("server", f"could not start the hook server: {exc}")
         return False
@@ -191,6 +191,12 @@ def spawn() -> bool:
 
 
 def ensure_server() -> None:
-    """From a hook: start a server when none answers and starting one is allowed."""
-    if may_start() and request(PING, b"", timeout=0.5)[0] == ABSENT:
-        spawn()
+    """From a hook: start a server when none answers and starting one is allowed. Never
+    raises (a server is an accelerator: failing to start one is logged, not felt)."""
+    try:
+        if may_start() and request(PING, b"", timeout=0.5)[0] == ABSENT:
+            spawn()
+    except Exception as exc:  # noqa: BLE001
+        from ..base.log import log_error
+
+        log_error("server", exc)

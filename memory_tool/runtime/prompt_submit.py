@@ -2,7 +2,7 @@
 asks about it (L4), and the hot/cold/wiki context its situation calls for.
 
 Runs on every prompt: no refresh of the tree, no YAML, no tokenizer on the steady path; never
-blocks or changes the prompt. Registered with ``memory_tool.hooks`` on import.
+blocks or changes the prompt.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import time
 from typing import Any
 
 from ..base.config import budget, load_config
-from . import dispatch as hooks
+from ..base.event import HookEvent
+from ..base.log import log_error
+from .dispatch import context
 
 FENCE_OPEN = "<memory-context>\n"
 FENCE_CLOSE = "</memory-context>\n"
@@ -37,7 +39,7 @@ def clip_prompt(prompt: str) -> str:
     return prompt[:PROMPT_HEAD_CHARS] + "\n" + prompt[-PROMPT_TAIL_CHARS:]
 
 
-def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
+def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
     from ..recall.followup import room_to_keep
     from ..recall.layers import Unit
@@ -53,13 +55,12 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     )
     from ..store.index import open_index
 
-    prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
+    if not event.prompt.strip():
         return "", []
-    prompt = clip_prompt(prompt)
-    payload = {**payload, "prompt": prompt}  # the tier context reads it from the payload
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    cwd = hooks.payload_cwd(payload)
+    prompt = clip_prompt(event.prompt)
+    event = event.with_prompt(prompt)  # the tier context reads it from the event
+    session_id = event.session_id or None
+    cwd = event.cwd
     cfg = load_config()
     recall_cfg = cfg.get("recall", {})
     state = session_state(session_id)
@@ -74,7 +75,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
             # recalled now; a folder that did not change costs one stat.
             idx.refresh_changed_folders(cwd)
         except Exception as exc:  # noqa: BLE001 - a failed look at the folders must not cost
-            hooks.log_error("UserPromptSubmit (folder refresh)", exc)  # the recall
+            log_error("UserPromptSubmit (folder refresh)", exc)  # the recall
         if recall_cfg.get("enabled", True):
             l3 = room_recall(
                 idx,
@@ -91,7 +92,7 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
             seen |= {e.id for e in l3.picked}
             room = room_to_keep(prompt, l3.rooms)  # what a follow-up may carry
         l4_budget = budget(cfg, "l4")
-        tier_units = _tier_units(idx, payload, cwd, l4_budget, seen)
+        tier_units = _tier_units(idx, event, l4_budget, seen)
         body += tier_units
         l4_budget -= sum(u.tokens for u in tier_units)
         seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
@@ -112,36 +113,25 @@ def prompt_context(payload: dict[str, Any]) -> tuple[str, list[str]]:
     return text, ids
 
 
-def _tier_units(
-    idx: Any, payload: dict[str, Any], cwd: str, budget_tokens: int, seen: set[str]
-) -> list[Any]:
-    """Hot/cold/wiki context for the prompt's situation (tiers module), without what the
-    session already has (``seen``: earlier prompts, this prompt's room recall)."""
+def _tier_units(idx: Any, event: HookEvent, budget_tokens: int, seen: set[str]) -> list[Any]:
+    """Hot/cold/wiki context for the prompt's situation (tiers), without what the session
+    already has (``seen``: earlier prompts, this prompt's room recall)."""
+    from ..tiers.inject import prompt_context as tier_context
+
     try:
-        from ..tiers.inject import prompt_context as tier_context
-    except ImportError:
-        return []
-    try:
-        units: list[Any] = tier_context(idx, payload, cwd, budget_tokens, exclude=seen)
+        units: list[Any] = tier_context(idx, event, budget_tokens, exclude=seen)
     except Exception as exc:  # noqa: BLE001 - tiers failing must not cost the recall
-        hooks.log_error("UserPromptSubmit", exc)
+        log_error("UserPromptSubmit", exc)
         return []
     return units
 
 
-def user_prompt_submit(payload: dict[str, Any]) -> dict[str, Any] | None:
+def on_prompt(event: HookEvent) -> dict[str, Any] | None:
+    from ..tiers.digest import on_prompt as fold_prompt
+
     try:
-        from ..tiers.digest import on_prompt
-
-        on_prompt(payload)
-    except ImportError:
-        pass
+        fold_prompt(event)
     except Exception as exc:  # noqa: BLE001 - the hot file is a convenience, recall is not
-        hooks.log_error("UserPromptSubmit", exc)
-    text, _ = prompt_context(payload)
-    if not text:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-
-
-hooks.register("UserPromptSubmit", user_prompt_submit)
+        log_error("UserPromptSubmit", exc)
+    text, _ = prompt_context(event)
+    return context("UserPromptSubmit", text)

@@ -7,7 +7,7 @@ script becomes a small client. It is an accelerator, never a dependency:
 
 - The client falls back to running the hook in-process on any failure (no server, a refused or
   slow connection, a bad answer), so a dead or missing server costs speed, not memory.
-- A call runs through the very same ``hooks.run`` as in-process, with the caller's environment
+- A call runs through the very same ``dispatch.run`` as in-process, with the caller's environment
   and working directory, so both paths give byte-identical output (tested).
 - It exits by itself after ``IDLE_EXIT_S`` without calls, after ``MAX_CALLS`` calls, and as soon
   as its own code changes on disk (an upgrade) or a hook of another install calls, answering
@@ -129,7 +129,7 @@ _applied_tz: list[str | None] = [os.environ.get("TZ")]
 
 def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     """Run one hook call as the caller would have: its environment, its working directory."""
-    from . import dispatch as hooks
+    from . import dispatch
 
     os.environ.clear()
     os.environ.update(env)
@@ -141,7 +141,7 @@ def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     except OSError:
         os.chdir("/")
     out = io.StringIO()
-    hooks.run(event, stdin=io.BytesIO(body), stdout=out)
+    dispatch.run(event, stdin=io.BytesIO(body), stdout=out)
     return out.getvalue().encode("utf-8")
 
 
@@ -200,7 +200,7 @@ class Server:
 
     def _answer(self, conn: socket.socket, home_env: dict[str, str]) -> bool:
         """Answer one connection; False when the server must stop."""
-        from .dispatch import log_error
+        from ..base.log import log_error
 
         conn.settimeout(READ_TIMEOUT_S)
         try:
@@ -256,11 +256,11 @@ def _rss_mb() -> float:
 
 def _warm() -> None:
     """Import what calls need, so the first prompt is as fast as the hundredth."""
-    from . import dispatch as hooks
+    from . import dispatch
 
     for event in client.ROUTED_EVENTS:
-        hooks._load_handler(event)
-    from ..recall import room as recall  # noqa: F401 - imported for their cost
+        dispatch.load_handler(event)
+    from ..recall import room  # noqa: F401 - imported for their cost
     from ..store import classify  # noqa: F401 - imported for their cost
     from ..tiers import digest  # noqa: F401 - imported for their cost
 
@@ -271,8 +271,8 @@ def main(idle_exit_s: float | None = None) -> int:
     from pathlib import Path
 
     from ..base.fsutil import file_lock
+    from ..base.log import log_error
     from ..base.paths import state_root
-    from .dispatch import log_error
 
     root = str(state_root())
     run = os.path.join(root, "run")

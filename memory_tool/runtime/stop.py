@@ -1,7 +1,7 @@
 """Stop and SessionEnd: keep the hot file current, compress the session into its cold summary,
 and ask for a handoff once when a substantial session is about to stop without one.
 
-Registered with ``memory_tool.hooks`` on import. The cheap part (reading the new transcript
+The cheap part (reading the new transcript
 lines, the hot file, the handoff decision) runs in the hook; the Scribe (cold summary, inbox,
 rolling window) runs in a detached process, since SessionEnd hooks share a 1.5 s budget.
 """
@@ -13,8 +13,9 @@ import subprocess
 import sys
 from typing import Any
 
+from ..base.event import HookEvent
+from ..base.log import log_error
 from ..tiers import digest
-from . import dispatch as hooks
 
 
 def spawn_scribe(session_id: str, *, final: bool = False) -> None:
@@ -44,30 +45,25 @@ def _scribe(state: dict[str, Any], *, final: bool) -> None:
         try:
             spawn_scribe(state["session_id"], final=final)
         except Exception as exc:  # noqa: BLE001 - a summary that fails must not cost the stop
-            hooks.log_error("scribe", exc)
+            log_error("scribe", exc)
 
 
-def on_stop(payload: dict[str, Any]) -> dict[str, Any] | None:
-    if payload.get("agent_id"):  # a subagent's stop: the main session is not ending
+def on_stop(event: HookEvent) -> dict[str, Any] | None:
+    if event.agent_id:  # a subagent's stop: the main session is not ending
         return None
-    final = payload.get("last_assistant_message")
-    state = digest.update_session(payload, final=final if isinstance(final, str) else None)
+    state = digest.update_session(event, final=event.last_assistant_message or None)
     if state is None:
         return None
     from ..base.config import load_config
     from ..tiers.handoff import decide
 
-    result = decide(payload, state, load_config(), hooks.payload_cwd(payload))
+    result = decide(event, state, load_config())
     _scribe(state, final=False)
     return result
 
 
-def on_session_end(payload: dict[str, Any]) -> dict[str, Any] | None:
-    state = digest.update_session(payload)
+def on_session_end(event: HookEvent) -> dict[str, Any] | None:
+    state = digest.update_session(event)
     if state is not None:
         _scribe(state, final=True)
     return None
-
-
-hooks.register("Stop", on_stop)
-hooks.register("SessionEnd", on_session_end)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import paths
 from ..base.errors import DeletedMemoryError, IndexCorruptError, InvalidIdError, UnknownIdError
 from ..base.fsutil import DIR_MODE, FILE_MODE, ensure_dir
+from ..base.log import quarantine
 from ..base.record import field, record
 from . import tree
 from .migrations import apply_migrations
@@ -107,21 +108,6 @@ def _writable(db_path: Path) -> bool:
     return not db_path.exists() or os.access(db_path, os.W_OK)
 
 
-def _quarantine(db_path: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
-    for suffix in ("", "-wal", "-shm"):
-        src = Path(str(db_path) + suffix)
-        if src.exists():
-            os.replace(src, Path(str(target) + suffix))
-    # Nothing is lost (the files are the truth), but a person wondering why recall was slow
-    # or where the old database went finds it in the hook log.
-    from ..runtime.dispatch import log_error
-
-    log_error("index", f"{db_path} could not be read: moved to {target}, rebuilt from the files")
-    return target
-
-
 class Index:
     """A connection to the index plus the operations on it. Use ``Index.open()``."""
 
@@ -142,7 +128,7 @@ class Index:
         try:
             return cls._connect(db_path)
         except sqlite3.DatabaseError:
-            _quarantine(db_path)
+            quarantine(db_path)
             return cls._connect(db_path)
 
     @classmethod
@@ -266,6 +252,13 @@ class Index:
     def query(self, where: str = "1", params: Sequence[Any] = ()) -> list[Entry]:
         sql = f"SELECT * FROM entries WHERE {where} ORDER BY id"
         return [row_to_entry(r) for r in self.conn.execute(sql, params)]
+
+    def distinct_values(self, column: str) -> list[str]:
+        """The values in use of a filter column (``room``, ``type`` or ``project``), sorted."""
+        if column not in ("room", "type", "project"):  # a column name, never user text
+            raise ValueError(column)
+        sql = f"SELECT DISTINCT {column} FROM entries"
+        return sorted(r[0] for r in self.conn.execute(sql) if r[0])
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM entries").fetchone()[0])
@@ -415,13 +408,55 @@ class Index:
         stats = self._sync(found, stored, stored.keys())
         self._record_dirs(folders)
         if sessions:
-            from .sessions import refresh_sessions
-
-            stats.sessions_added = refresh_sessions(self)
+            stats.sessions_added = self.refresh_sessions()
         self._prune_token_cache()
         self.set_meta("parser_version", PARSER_VERSION)
         self.set_meta("last_full_refresh", str(int(time.time())))
         return stats
+
+    def refresh_sessions(self) -> int:
+        """Index what was appended to every transcript since the last call (``sessions``);
+        returns the chunks added. Each transcript is read from where the last read stopped."""
+        from .sessions import session_chunk, transcript_files
+        from .transcript import read_from
+
+        known = {
+            r["path"]: r
+            for r in self.conn.execute("SELECT path, offset, size, mtime_ns FROM transcripts")
+        }
+        seen: set[str] = set()
+        added = 0
+        for path, project in transcript_files():
+            key = str(path)
+            seen.add(key)
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            old = known.get(key)
+            if old is not None and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
+                continue
+            offset = int(old["offset"]) if old is not None else 0
+            while True:
+                result = read_from(path, offset)
+                if result.restarted:  # the file was replaced: forget what it held
+                    self.remove_paths_with_prefix(key + "#")
+                chunks = [c for c in (session_chunk(e, path, project) for e in result.events) if c]
+                self.write_entries(chunks)
+                added += len(chunks)
+                done = result.offset == offset or result.offset >= st.st_size
+                offset = result.offset
+                if done:
+                    break
+            self.conn.execute(
+                "INSERT OR REPLACE INTO transcripts(path, offset, size, mtime_ns, project) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, offset, st.st_size, st.st_mtime_ns, project),
+            )
+        for key in set(known) - seen:
+            self.remove_paths_with_prefix(key + "#")
+            self.conn.execute("DELETE FROM transcripts WHERE path=?", (key,))
+        return added
 
     def refresh_for_wake(self, cwd: str | Path) -> RefreshStats:
         """The part of a refresh that the wake-up brief depends on, cheap enough for every
@@ -644,7 +679,7 @@ def open_index() -> Index:
         idx.conn.execute("SELECT count(*) FROM entries").fetchone()
     except sqlite3.DatabaseError:
         idx.close()
-        _quarantine(idx.path)
+        quarantine(idx.path)
         idx = Index.open()
     idx.room_classifier = room_classifier()
     return idx
@@ -660,7 +695,7 @@ def with_recovery(fn: Callable[[Index], Any]) -> Any:
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             raise
         idx.close()
-        _quarantine(idx.path)
+        quarantine(idx.path)
         idx = Index.open()
         try:
             return fn(idx)

@@ -95,7 +95,7 @@ def _build() -> dict[str, Any]:
         compiled = compile_rooms(_spec(template_path("rooms.yaml")), folders, instincts=instincts)
         problems.append({"file": "rooms.yaml", "message": f"{exc} {FALLBACK_NOTE}"})
     if problems:
-        from ..runtime.dispatch import log_error
+        from ..base.log import log_error
 
         log_error("rooms", " ".join(p["message"] for p in problems))
     return {"table": compiled.to_json(), "problems": problems}

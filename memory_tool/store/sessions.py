@@ -19,7 +19,6 @@ from ..base import paths
 
 if TYPE_CHECKING:
     from .entry import Entry
-    from .index import Index
     from .transcript import Event
 
 # Messages shorter than this ("ok", "thanks") carry nothing worth finding again.
@@ -49,7 +48,8 @@ def transcript_files() -> Iterator[tuple[Path, str]]:
             yield root / project / name, project
 
 
-def _chunk(event: Event, path: Path, project: str) -> Entry | None:
+def session_chunk(event: Event, path: Path, project: str) -> Entry | None:
+    """One message of a transcript as an entry of type ``session`` (None: nothing to keep)."""
     from ..base.privacy import sanitize, strip_injected
     from .entry import Entry, make_id
 
@@ -77,46 +77,3 @@ def _chunk(event: Event, path: Path, project: str) -> Entry | None:
         importance=2,
         extra={"stable_key": stable_key, "session_id": event.session_id or path.stem, "role": role},
     )
-
-
-def refresh_sessions(idx: Index) -> int:
-    """Index what was appended to every transcript since the last call; returns chunks added."""
-    from .transcript import read_from
-
-    known = {
-        r["path"]: r
-        for r in idx.conn.execute("SELECT path, offset, size, mtime_ns FROM transcripts")
-    }
-    seen: set[str] = set()
-    added = 0
-    for path, project in transcript_files():
-        key = str(path)
-        seen.add(key)
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        old = known.get(key)
-        if old is not None and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
-            continue
-        offset = int(old["offset"]) if old is not None else 0
-        while True:
-            result = read_from(path, offset)
-            if result.restarted:  # the file was replaced: forget what it held
-                idx.remove_paths_with_prefix(key + "#")
-            chunks = [c for c in (_chunk(e, path, project) for e in result.events) if c]
-            idx.write_entries(chunks)
-            added += len(chunks)
-            done = result.offset == offset or result.offset >= st.st_size
-            offset = result.offset
-            if done:
-                break
-        idx.conn.execute(
-            "INSERT OR REPLACE INTO transcripts(path, offset, size, mtime_ns, project) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (key, offset, st.st_size, st.st_mtime_ns, project),
-        )
-    for key in set(known) - seen:
-        idx.remove_paths_with_prefix(key + "#")
-        idx.conn.execute("DELETE FROM transcripts WHERE path=?", (key,))
-    return added

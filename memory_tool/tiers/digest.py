@@ -19,8 +19,8 @@ import time
 from typing import Any
 
 from ..base import paths
+from ..base.event import HookEvent
 from ..base.privacy import LazyPattern, sanitize, strip_injected
-from ..runtime.dispatch import payload_cwd
 from ..store.transcript import EDIT_TOOLS, Event, read_from
 from .hot import (
     HOT_ACTIONS,
@@ -96,11 +96,6 @@ def new_state(session_id: str, cwd: str, transcript_path: str) -> dict[str, Any]
         "scribed_generation": -1,
         "cold_path": "",
     }
-
-
-def payload_str(payload: dict[str, Any], key: str) -> str:
-    value = payload.get(key)
-    return value if isinstance(value, str) else ""
 
 
 def epoch(ts: str) -> float | None:
@@ -315,14 +310,14 @@ def update_from_transcript(state: dict[str, Any]) -> bool:
     return changed
 
 
-def _open_state(payload: dict[str, Any]) -> dict[str, Any] | None:
-    sid = payload_str(payload, "session_id")
+def _open_state(event: HookEvent) -> dict[str, Any] | None:
+    sid = event.session_id
     if not sid:
         return None
     state = load_state(sid)
-    transcript_path = payload_str(payload, "transcript_path")
+    transcript_path = event.transcript_path
     if state is None:
-        state = new_state(sid, payload_cwd(payload), transcript_path)
+        state = new_state(sid, event.cwd, transcript_path)
     elif transcript_path and transcript_path != state.get("transcript_path"):
         # The same file named another way (a relative path, a symlink) keeps its read offset:
         # reading it again from the start counted every tool call twice.
@@ -340,15 +335,15 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def update_session(
-    payload: dict[str, Any], *, prompt: str | None = None, final: str | None = None
+    event: HookEvent, *, prompt: str | None = None, final: str | None = None
 ) -> dict[str, Any] | None:
     """Bring a session's state and hot file up to date (cheap: only new transcript lines).
-    Returns the state, or None when the payload names no session."""
-    sid = payload_str(payload, "session_id")
+    Returns the state, or None when the event names no session."""
+    sid = event.session_id
     if not sid:
         return None
     with session_lock(sid):
-        state = _open_state(payload)
+        state = _open_state(event)
         if state is None:
             return None
         changed = update_from_transcript(state)
@@ -369,8 +364,7 @@ def update_session(
         return state
 
 
-def on_prompt(payload: dict[str, Any]) -> None:
+def on_prompt(event: HookEvent) -> None:
     """UserPromptSubmit: the prompt becomes the current task (unless it is just "yes" or
     "continue"), and the transcript is read from where the last hook left off."""
-    prompt = payload_str(payload, "prompt")
-    update_session(payload, prompt=prompt or None)
+    update_session(event, prompt=event.prompt or None)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..base import paths
 from ..base.config import today
+from ..base.event import HookEvent
 from ..base.fsutil import create_exclusive
 
 MODES = ("off", "remind", "block")
@@ -134,15 +135,14 @@ def remind_message(state: dict[str, Any], cwd: str | Path) -> str:
     )
 
 
-def decide(
-    payload: dict[str, Any], state: dict[str, Any], cfg: dict[str, Any], cwd: str | Path
-) -> dict[str, Any] | None:
+def decide(event: HookEvent, state: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any] | None:
     """The Stop hook's answer: a block, a reminder, or None (let the stop go ahead)."""
     mode = mode_of(cfg)
     if mode == "off":
         return None
-    if payload.get("stop_hook_active") is True or payload.get("agent_id"):
+    if event.stop_hook_active or event.agent_id:
         return None
+    cwd = event.cwd
     if not substantial(state, cfg) or written_since(state, cwd):
         return None
     # The marker is created exclusively: of two racing Stop hooks only one speaks, and a

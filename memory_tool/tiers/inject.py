@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..base import paths
+from ..base.event import HookEvent
 from ..base.privacy import escape_fence, strip_injected
-from .digest import payload_str, update_session
+from .digest import update_session
 from .hot import (
     hot_sections,
     load_state,
@@ -376,8 +377,7 @@ def _hot_len(units: list[Unit]) -> int:
 
 def prompt_context(
     idx: Index,
-    payload: dict[str, Any],
-    cwd: str,
+    event: HookEvent,
     budget_tokens: int,
     exclude: frozenset[str] | set[str] = frozenset(),
 ) -> list[Unit]:
@@ -385,17 +385,16 @@ def prompt_context(
     (exact cl100k, units not fenced: the caller fences and escapes nothing further). The hot
     state is left out when the conversation already got exactly this hot state (SessionStart on
     resume, or an earlier "where were we")."""
-    prompt = payload_str(payload, "prompt")
+    prompt = event.prompt
     situation = situation_of(prompt)
     if situation == "new" or budget_tokens <= 0:
         return []
-    sid = payload_str(payload, "session_id")
-    state = load_state(sid) if sid else None
+    state = load_state(event.session_id) if event.session_id else None
     units = units_for(
         idx,
         situation,
         prompt=prompt,
-        cwd=cwd,
+        cwd=event.cwd,
         state=state,
         budget=budget_tokens,
         max_chars=PROMPT_CONTEXT_MAX_CHARS,
@@ -411,10 +410,11 @@ def prompt_context(
     return units
 
 
-def resume_units(idx: Index, payload: dict[str, Any], cwd: str, source: str) -> list[Unit]:
+def resume_units(idx: Index, event: HookEvent, source: str) -> list[Unit]:
     """SessionStart on resume or compact: this session's hot state comes back (and on resume
     the latest summary of another session of this project), within RESUME_BUDGET_TOKENS."""
-    state = update_session(payload)
+    state = update_session(event)
+    cwd = event.cwd
     budget, max_chars = RESUME_BUDGET_TOKENS, RESUME_MAX_CHARS
     units = hot_units(idx, state, HOT_INJECT_MAX_TOKENS, max_chars)
     if state is not None:

@@ -450,7 +450,7 @@ def session_text(path: str, limit: int = MODEL_INPUT_MAX_CHARS) -> str:
 
 def model_summary(state: dict[str, Any], max_chars: int) -> str:
     """A summary written by ``claude -p`` (isolated, capped); "" when unavailable."""
-    from ..runtime.dispatch import log_error
+    from ..base.log import log_error
 
     binary = claude_bin()
     if not binary:
@@ -606,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(args.session, final=args.final)
     except Exception as exc:  # noqa: BLE001 - a background job reports to the hook log
-        from ..runtime.dispatch import log_error
+        from ..base.log import log_error
 
         log_error("scribe", exc)
     return 0

@@ -267,7 +267,7 @@ MEMORY_TOOL_ENV: dict[str, str | None] = {
 # The CLI as a module call: works from whichever environment runs pytest (no console script
 # needed), and `memory-tool install` then writes hook commands for this same interpreter.
 _MEMORY_TOOL_CALL = (
-    "import sys; from memory_tool.cli import main; sys.argv[0] = 'memory-tool'; main()"
+    "import sys; from memory_tool.cli.main import main; sys.argv[0] = 'memory-tool'; main()"
 )
 FENCE_OPEN_TAG = "<memory-context>"
 FENCE_CLOSE_TAG = "</memory-context>\n"

@@ -238,4 +238,4 @@ def memory_tool_shell_command(box: Sandbox) -> str:
     import shlex
     import sys
 
-    return shlex.join([sys.executable, "-c", "from memory_tool.cli import main; main()"])
+    return shlex.join([sys.executable, "-c", "from memory_tool.cli.main import main; main()"])

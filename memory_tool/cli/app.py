@@ -1,0 +1,85 @@
+"""The ``memory-tool`` click group and what its command modules share: domain errors as clean
+one-line errors, id checks, the notes an empty answer or a missing index deserves.
+
+Each command group has its module (``core``, ``recall``, ``tiers``, ``hygiene``, ``install``,
+``server``); ``cli.main`` imports them all, which registers their commands on ``main``."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..base.errors import MemoryToolError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def domain_errors(fn: F) -> F:
+    """Turn a library error into a clean one-line CLI error (exit 1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemoryToolError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, integrity...: not damage
+                raise
+            # Damage opening the index did not show: set it aside (as the hooks do), no traceback.
+            from ..base import paths
+            from ..base.log import log_error
+
+            log_error("cli", exc)
+            raise click.ClickException(
+                f"the index {paths.index_file()} was damaged ({exc}): it was moved aside. "
+                "Run `memory-tool index` to rebuild it from the memory files (nothing is lost)."
+            ) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def checked_ids(ids: tuple[str, ...]) -> list[str]:
+    """The ids, each checked to look like one: an id is looked up in the index, never joined
+    into a path, and a malformed one is refused before anything is opened."""
+    from ..base.errors import InvalidIdError
+    from ..store.entry import ID_RE, USER_ID_RE
+
+    for entry_id in ids:
+        if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)) or entry_id in (".", ".."):
+            raise InvalidIdError(entry_id)
+    return list(ids)
+
+
+def unknown_filters(idx: Any, **filters: str | None) -> None:
+    """After an empty answer: say on stderr which filter names something the index has none of
+    (``--room nosuch``, a mistyped type), with what there is, instead of a bare "no matches"."""
+    for column, value in filters.items():
+        if column not in ("room", "type", "project"):  # a column name, never user text
+            raise ValueError(column)
+        if not value:
+            continue
+        known = idx.distinct_values(column)
+        if value not in known:
+            listed = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
+            click.echo(f"(no memory has {column} {value!r}; {column}s in use: {listed})", err=True)
+
+
+def ensure_built(idx: Any) -> None:
+    """Build an index that never was (deleted, or a new state root) before answering from it,
+    and say so on stderr: the index is derived, so deleting it must not look like data loss."""
+    if idx.ensure_built():
+        click.echo("(the index was missing or new: built it from the memory files)", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memory-tool")
+def main() -> None:
+    """Tiered, progressive memory for Claude Code.
+
+    Memory is plain Markdown; this tool loads it in layers under exact token budgets.
+    """

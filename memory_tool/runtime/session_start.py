@@ -1,0 +1,84 @@
+"""SessionStart: the wake-up brief (L1 identity + L2 critical facts), with the session's hot
+state on resume or after compaction, and one line when memory needs attention.
+
+The brief is cached per project, day and index generation, so the common start-up needs no
+ranking, no entry objects and no tokenizer. Also starts, without waiting for either, the
+background refresh (at most every ``FULL_REFRESH_INTERVAL_S``) and the resident hook server.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from ..base import paths
+from ..base.event import HookEvent
+from .background import spawn_background_refresh
+from .client import ensure_server
+from .dispatch import context
+
+# Sources after which the session continues a conversation whose hot state should come back.
+RESUMING_SOURCES = ("resume", "compact")
+
+
+def on_session_start(event: HookEvent) -> dict[str, Any] | None:
+    from ..store.index import FULL_REFRESH_INTERVAL_S, open_index
+
+    cwd = event.cwd
+    source = event.source or "startup"
+    resuming = source in RESUMING_SOURCES
+    idx = open_index()
+    try:
+        idx.refresh_for_wake(cwd)
+        # The brief is a function of the index, the config and the day: cache it so the
+        # common start-up needs no ranking, no entry objects and no tokenizer.
+        key = None if resuming else _brief_key(idx, cwd)
+        text = idx.derived_get(key) if key else None
+        if text is None:
+            from ..hygiene.wake_line import wake_units
+            from ..recall.wake import build_brief
+
+            extra: list[Any] = _resume_units(idx, event, source) if resuming else []
+            extra += wake_units(idx, cwd)  # one line when memory needs attention
+            text = build_brief(idx, cwd, extra=extra).text
+            if key:
+                idx.derived_put(key, text)
+        last = int(idx.meta("last_full_refresh", "0") or 0)
+    finally:
+        idx.close()
+    from ..recall.seen import forget_old_sessions, ids_in, remember_ids
+
+    if event.session_id:
+        remember_ids(event.session_id, ids_in(text))  # L3 will not repeat what the brief holds
+    if time.time() - last > FULL_REFRESH_INTERVAL_S:
+        forget_old_sessions()
+        spawn_background_refresh()
+    ensure_server()  # warm for the session's first prompt
+    return context("SessionStart", text)
+
+
+def _brief_key(idx: Any, cwd: str) -> str:
+    from ..base.config import config_path, today
+    from ..store.rooms import instincts_files, rooms_yaml
+
+    project = paths.project_key(cwd)
+    # config.yaml, and what the hygiene line checks beside the index: the project's MEMORY.md,
+    # rooms.yaml and the instincts file (a broken one is named there).
+    memory_md = paths.projects_dir() / project / "memory" / "MEMORY.md"
+    stamps = []
+    for path in (config_path(), memory_md, rooms_yaml(), *instincts_files()):
+        try:
+            st = os.stat(path)
+            stamps.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            stamps.append("-")
+    return f"brief|{project}|{today().isoformat()}|{idx.generation}|{'|'.join(stamps)}"
+
+
+def _resume_units(idx: Any, event: HookEvent, source: str) -> list[Any]:
+    """On resume or after compaction the session's hot state comes back (tiers)."""
+    from ..tiers.inject import resume_units
+
+    units: list[Any] = resume_units(idx, event, source)
+    return units
