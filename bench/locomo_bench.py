@@ -230,9 +230,9 @@ def query_cli(hs: Haystack) -> list[list[str]]:
 
 
 def query_in_process(hs: Haystack) -> list[list[str]]:
-    """The same function the CLI calls (recall.search), without a process per conversation."""
-    from memory_tool.recall.room import search
+    """The same function the CLI calls (store.search.search), without a process per conversation."""
     from memory_tool.store.index import open_index
+    from memory_tool.store.search import search
 
     old = dict(os.environ)
     os.environ.update(bench_env(hs.home, **MODE_ENV))

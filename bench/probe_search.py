@@ -11,8 +11,9 @@ import statistics
 import sys
 import time
 
-from memory_tool.recall.room import deep_recall, search
+from memory_tool.recall.deep import deep_recall
 from memory_tool.store.index import open_index
+from memory_tool.store.search import search
 
 
 def main() -> int:

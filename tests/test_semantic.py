@@ -16,9 +16,9 @@ from helpers import write_memory
 
 from memory_tool.base import paths
 from memory_tool.cli.main import main
-from memory_tool.recall.room import search
 from memory_tool.store import semantic
 from memory_tool.store.index import open_index
+from memory_tool.store.search import search
 
 needs_extra = pytest.mark.skipif(
     not semantic.installed(), reason=f"semantic extra not installed: {semantic.INSTALL_HINT}"

@@ -13,10 +13,10 @@ import click
 
 from ..base import paths, tokens
 from ..base.errors import MemoryToolError, UnknownIdError
-from ..recall.room import Hit, search
 from ..store.entry import full_text
 from ..store.index import open_index
 from ..store.rooms import compiled_rooms, rooms_problems
+from ..store.search import Hit, search
 from .app import checked_ids, domain_errors, ensure_built, main, unknown_filters
 from .options import json_option
 

@@ -41,9 +41,10 @@ def clip_prompt(prompt: str) -> str:
 
 def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
+    from ..recall.deep import deep_recall, is_past_question
     from ..recall.followup import room_to_keep
     from ..recall.layers import Unit
-    from ..recall.room import deep_recall, is_past_question, room_recall
+    from ..recall.room import room_recall
     from ..recall.seen import (
         UNCHANGED,
         Unchanged,

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import paths
 from ..base.event import HookEvent
-from ..base.privacy import escape_fence, strip_injected
+from ..base.privacy import escape_fence
+from ..store.search import search
 from .digest import update_session
 from .hot import (
     hot_sections,
@@ -50,8 +51,6 @@ MAX_COLD_HITS = 3
 MAX_WIKI_HITS = 4
 # Matching lines shown under each cold hit (the part of the summary the prompt is about).
 COLD_HIT_LINES = 2
-# Words of a prompt used in an FTS query; longer prompts add noise, not recall.
-MAX_QUERY_TERMS = 12
 
 HOT_HEADING = "## This session so far (hot memory)\n"
 COLD_LATEST_HEADING = "## Latest earlier session of this project (cold memory)\n"
@@ -179,36 +178,6 @@ def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | 
     return max(rows, key=lambda e: (e.updated or e.created, e.mtime_ns, e.path))
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 OR-query of a prompt's distinctive words (quoted, so no operator injection)."""
-    words: list[str] = []
-    for w in _WORD.findall(strip_injected(text).lower()):
-        if len(w) < 3 or w in _STOPWORDS or w.isdigit() or w in words:
-            continue
-        words.append(w)
-        if len(words) >= MAX_QUERY_TERMS:
-            break
-    return " OR ".join(f'"{w}"' for w in words)
-
-
-def search(idx: Index, prompt: str, where: str, params: tuple[Any, ...], limit: int) -> list[Entry]:
-    """Entries matching the prompt's words, best first (BM25), restricted by ``where``."""
-    from ..store.index import row_to_entry
-
-    query = fts_query(prompt)
-    if not query:
-        return []
-    sql = (
-        "SELECT e.* FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
-        f"WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts), e.id LIMIT ?"
-    )
-    try:
-        rows = idx.conn.execute(sql, (query, *params, limit)).fetchall()
-    except Exception:  # noqa: BLE001 - a malformed query must not break recall
-        return []
-    return [row_to_entry(r) for r in rows]
-
-
 def _matching_lines(entry: Entry, prompt: str, n: int) -> list[str]:
     words = {w for w in _WORD.findall(prompt.lower()) if len(w) >= 4 and w not in _STOPWORDS}
     if not words:
@@ -326,8 +295,11 @@ def units_for(
     if cold == "latest":
         units += latest_cold_units(idx, project, sid, *left(), exclude=exclude)
     elif cold == "search":
-        hits = search(idx, prompt, "e.source = 'cold' AND e.project = ?", (project,), MAX_COLD_HITS)
-        hits = [e for e in hits if e.id not in exclude]
+        found = search(
+            idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
+            exclude=exclude, fuzzy=False,
+        )  # fmt: skip
+        hits = [h.entry for h in found]
         if not hits and situation == "incident":
             # "post-incident review of yesterday's outage" shares no word with the summary of
             # the session that fixed it: the latest sessions are what a review looks back on.
@@ -341,10 +313,12 @@ def units_for(
         else:
             units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING)
     if want_wiki:
-        # Another project's promoted records stay with it (recall.own_facts_sql).
-        where = "e.source = 'wiki' AND e.project IN ('', ?)"
-        hits = search(idx, prompt, where, (project,), MAX_WIKI_HITS)
-        units += wiki_units(idx, [e for e in hits if e.id not in exclude], *left())
+        # Another project's promoted records stay with it (search.own_facts_sql).
+        found = search(
+            idx, prompt, limit=MAX_WIKI_HITS, home_project=project, sources=("wiki",),
+            exclude=exclude, fuzzy=False,
+        )  # fmt: skip
+        units += wiki_units(idx, [h.entry for h in found], *left())
     return units
 
 

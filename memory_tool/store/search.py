@@ -1,0 +1,386 @@
+"""Search: the one ranking of entries against a query, used by room recall (L3), deep recall
+(L4), the tiers, the CLI, the MCP server and the benchmarks alike.
+
+SQLite FTS5 (porter stemming) with BM25 field weights, then importance and a mild recency prior,
+and a boost for covering more of the query's words; a fuzzy fallback when nothing matches; fused
+with sentence-vector similarity when the semantic extra is in use (never on the hook path).
+Hook-path code here imports no YAML, tokenizer, click or rapidfuzz.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from ..base.record import record
+
+if TYPE_CHECKING:
+    from .entry import Entry
+    from .index import Index
+
+# BM25 column weights for (name, description, body, tags, room): a hit in a memory's name or
+# one-line description says more than one in its body.
+FIELD_WEIGHTS = (4.0, 2.0, 1.0, 1.0, 0.5)
+# The score of a hit is its BM25 relevance scaled by these priors; relevance dominates.
+IMPORTANCE_BOOST = 0.08  # per importance step above/below 3
+RECENCY_DECAY = 0.03  # score * (1 + age_days) ** -RECENCY_DECAY
+# How many FTS candidates to re-rank per result asked for.
+CANDIDATE_FACTOR = 5
+# Adjacent query words that sit within this many words of each other in a memory add a proximity
+# match ("refresh token" together says more than both somewhere in a long text). On LoCoMo
+# sessions this took hit@5 from 0.917 to 0.925 (bench/locomo_bench.py).
+NEAR_DISTANCE = 5
+# At most this many adjacent pairs get a proximity match: bounds FTS work on a long prompt.
+MAX_NEAR_PAIRS = 12
+# A candidate's score is multiplied by 1 + COVERAGE_BOOST * (the share of the query's distinct
+# words it contains): BM25 alone lets one rare word repeated many times outrank a memory that
+# mentions most of what was asked. 1.0 doubles the score of full coverage; 0.5-2.0 all gave
+# hit@5 0.929-0.931 on LoCoMo sessions, 0 gave 0.925.
+COVERAGE_BOOST = 1.0
+# Words count as present for coverage when their first letters agree ("volunteer",
+# "volunteering"): a light stem that also joins forms the index's Porter stemmer keeps apart.
+COVERAGE_PREFIX = 5
+# A query keeps at most this many terms (most prompts have far fewer): bounds FTS work on a
+# pasted 5 MB log.
+MAX_QUERY_TERMS = 48
+# Only the head and tail of a huge prompt are searched: that is where the question is.
+QUERY_HEAD_CHARS = 3_000
+QUERY_TAIL_CHARS = 1_000
+# Fuzzy fallback: entries scanned and the rapidfuzz score a hit needs.
+FUZZY_SCAN = 5_000
+FUZZY_MIN_SCORE = 75
+# Semantic search (optional extra, memory_tool/semantic.py; CLI search only, never the hooks):
+# fused score = (1 - SEMANTIC_WEIGHT) * BM25 score / best BM25 score + SEMANTIC_WEIGHT * cosine
+# min-max scaled over the entries. Tuned on LoCoMo conversations 0-4 (sessions): 0.3-0.4 gave
+# hit@5 0.945-0.952, hit@10 0.979-0.984 (BM25 alone 0.942 / 0.978); RRF scored hit@5 as well
+# but lowered NDCG@10.
+SEMANTIC_WEIGHT = 0.35
+# An entry no query word matched joins the results only if this similar (cosine): unrelated
+# text scores about 0-0.15 with this model, so a query about nothing stored still finds nothing.
+SEMANTIC_ONLY_MIN = 0.2
+
+# Words of any script ("größere", "数据库"): FTS5's unicode61 tokenizer indexes them, so the
+# query must keep them whole (an ASCII-only pattern split "größere" into "gr" and "ere").
+_WORD_RE = re.compile(r"[^\W_][\w']*")
+
+# A search drops only English function words and chat filler. Room classification ignores more
+# ("bug", "file", "work", "first"...: words that say nothing about a room), but in a search they
+# can be what tells two memories apart, and BM25's IDF already discounts the common ones.
+# fmt: off
+SEARCH_STOP_WORDS = frozenset({
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "cannot", "could", "couldn", "did", "didn", "didnt", "do", "does",
+    "doesn", "doesnt", "doing", "don", "dont", "down", "during", "each", "few", "for", "from",
+    "further", "had", "hadn", "has", "hasn", "have", "haven", "having", "he", "her", "here",
+    "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn",
+    "isnt", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor",
+    "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves",
+    "out", "over", "own", "same", "she", "should", "shouldn", "shouldnt", "so", "some", "such",
+    "than", "that", "thats", "the", "their", "theirs", "them", "themselves", "then", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
+    "was", "wasn", "we", "were", "weren", "what", "whats", "when", "where", "which", "while",
+    "who", "whom", "why", "will", "with", "won", "wont", "would", "wouldn", "you", "your",
+    "yours", "yourself", "yourselves", "ll", "ve", "re", "ok", "okay", "yes", "yeah", "yep",
+    "nope", "thanks", "thank", "thx", "ty", "hi", "hello", "hey", "please", "pls", "plz", "lol",
+    "hmm", "rn", "tho", "btw", "imo", "idk", "let", "lets",
+})
+# fmt: on
+
+
+@record
+class Hit:
+    entry: Entry
+    score: float
+
+
+# --- queries ---------------------------------------------------------------------------------
+def query_terms(text: str) -> list[str]:
+    if len(text) > QUERY_HEAD_CHARS + QUERY_TAIL_CHARS:
+        text = text[:QUERY_HEAD_CHARS] + " " + text[-QUERY_TAIL_CHARS:]
+    terms: list[str] = []
+    seen: set[str] = set()
+    for raw in _WORD_RE.findall(text.lower()):
+        word = raw.strip("'").replace("'", "")
+        if len(word) < 2 or word in SEARCH_STOP_WORDS or word in seen:
+            continue
+        seen.add(word)
+        terms.append(word)
+        if len(terms) >= MAX_QUERY_TERMS:
+            break
+    return terms
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 OR-query of the text's content words, plus a proximity match for each pair of
+    adjacent words (each word quoted: no FTS syntax gets through)."""
+    return _match(query_terms(text))
+
+
+def _match(terms: list[str]) -> str | None:
+    if not terms:
+        return None
+    parts = [f'"{t}"' for t in terms]
+    pairs = list(zip(terms[:-1], terms[1:], strict=True))[:MAX_NEAR_PAIRS]
+    parts += [f'NEAR("{a}" "{b}", {NEAR_DISTANCE})' for a, b in pairs]
+    return " OR ".join(parts)
+
+
+_ALNUM_RUN = re.compile(r"[a-z0-9]+")
+
+
+class Coverage:
+    """Which of the query's words an entry contains: a word of the entry that starts with the
+    query word's first COVERAGE_PREFIX letters (a shorter query word must be a whole word).
+
+    Set look-ups over the entry's alphanumeric runs, not one regex per query word: compiling
+    those cost a prompt hook milliseconds. A query word with other characters (``db_url``) keeps
+    a regex with the same meaning."""
+
+    def __init__(self, terms: list[str]) -> None:
+        self.n = len(terms)
+        self.prefixes: list[str] = []
+        self.words: list[str] = []
+        self.patterns: list[re.Pattern[str]] = []
+        for t in terms:
+            if not t.isalnum() or not t.isascii():
+                stem = re.escape(t[:COVERAGE_PREFIX])
+                tail = "" if len(t) >= COVERAGE_PREFIX else "(?![a-z0-9])"
+                self.patterns.append(re.compile(f"(?<![a-z0-9]){stem}{tail}"))
+            elif len(t) >= COVERAGE_PREFIX:
+                self.prefixes.append(t[:COVERAGE_PREFIX])
+            else:
+                self.words.append(t)
+
+    def share(self, entry: Entry) -> float:
+        if not self.n:
+            return 0.0
+        text = f"{entry.name} {entry.description} {entry.body} {' '.join(entry.tags)}".lower()
+        runs = _ALNUM_RUN.findall(text)
+        whole = set(runs)
+        starts = {w[:COVERAGE_PREFIX] for w in runs if len(w) >= COVERAGE_PREFIX}
+        found = sum(p in starts for p in self.prefixes) + sum(w in whole for w in self.words)
+        found += sum(1 for p in self.patterns if p.search(text))
+        return found / self.n
+
+
+def _age_days(created: str, today_ord: int) -> int:
+    try:
+        y, m, d = (int(p) for p in created[:10].split("-"))
+        import datetime as dt
+
+        return max(0, today_ord - dt.date(y, m, d).toordinal())
+    except (ValueError, TypeError):
+        return 0
+
+
+def own_facts_sql(alias: str = "") -> str:
+    """What a project may see of the rest (one ``?``: the project): everything in the palace,
+    but another project's own facts (its memory folder, its CONTEXT.md, the wiki records
+    promoted from its sessions) stay with it."""
+    return f"{alias}source NOT IN ('claude', 'context', 'wiki') OR {alias}project IN ('', ?)"
+
+
+def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int) -> list[Entry]:
+    """The most important, then newest, memories of ``rooms`` (no identity facts, past sessions
+    or cold summaries; other projects' own facts stay with them): what fills L3 beyond the
+    memories the prompt's words matched."""
+    from .index import row_to_entry
+
+    marks = ",".join("?" * len(rooms))
+    rows = idx.conn.execute(
+        f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
+        f"AND type != 'user' AND ({own_facts_sql()}) "
+        f"ORDER BY importance DESC, created DESC LIMIT ?",
+        (*rooms, home_project, limit),
+    ).fetchall()
+    return [row_to_entry(r) for r in rows]
+
+
+def search(
+    idx: Index,
+    query: str,
+    *,
+    limit: int = 10,
+    room: str | None = None,
+    type_: str | None = None,
+    project: str | None = None,
+    rooms: list[str] | None = None,
+    sessions: bool = True,
+    cold: bool = True,
+    exclude: set[str] | frozenset[str] = frozenset(),
+    fuzzy: bool = True,
+    home_project: str | None = None,
+    sources: tuple[str, ...] = (),
+    candidate_factor: int = CANDIDATE_FACTOR,
+    semantic: bool = False,
+) -> list[Hit]:
+    """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
+    ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
+    extra is installed (loads numpy and the model: never on the hook path)."""
+    from ..base.config import today
+    from .index import row_to_entry
+
+    terms = query_terms(query)
+    match = _match(terms)
+    hits: list[Hit] = []
+    filters: list[str] = []
+    filter_params: list[Any] = []
+    room_list = [room] if room else (rooms or [])
+    if room_list:
+        filters.append(f"e.room IN ({','.join('?' * len(room_list))})")
+        filter_params += room_list
+    if type_:
+        filters.append("e.type = ?")
+        filter_params.append(type_)
+    if project:
+        filters.append("e.project = ?")
+        filter_params.append(project)
+    if not sessions:
+        filters.append("e.source != 'session'")
+    if not cold:
+        filters.append("e.source != 'cold'")
+    if sources:  # only these kinds of entry (cold summaries, wiki records...)
+        filters.append(f"e.source IN ({','.join('?' * len(sources))})")
+        filter_params += list(sources)
+    if home_project is not None:  # other projects' own facts stay with their project
+        filters.append(f"({own_facts_sql('e.')})")
+        filter_params.append(home_project)
+    if match:
+        where = ["entries_fts MATCH ?", *filters]
+        params: list[Any] = [match, *filter_params]
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        # Rank on (rowid, score) only, then read the few rows that made the cut: sorting every
+        # match with its whole row (bodies included) was most of a prompt hook's search time.
+        sql = (
+            f"SELECT e.rowid AS rid, bm25(entries_fts, {weights}) AS r FROM entries_fts "
+            f"JOIN entries e ON e.rowid = entries_fts.rowid WHERE {' AND '.join(where)} "
+            f"ORDER BY r LIMIT ?"
+        )
+        params.append(max(limit, 1) * candidate_factor + len(exclude))
+        today_ord = today().toordinal()
+        cover = Coverage(terms)
+        try:
+            ranked = idx.conn.execute(sql, params).fetchall()
+            scores = {r["rid"]: float(r["r"]) for r in ranked}
+            marks = ",".join("?" * len(scores))
+            rows = (
+                idx.conn.execute(
+                    f"SELECT rowid AS rid, * FROM entries WHERE rowid IN ({marks})", list(scores)
+                ).fetchall()
+                if scores
+                else []
+            )
+        except sqlite3.OperationalError:
+            rows, scores = [], {}
+        for row in rows:
+            if row["id"] in exclude:
+                continue
+            entry = row_to_entry(row)
+            rel = -scores[row["rid"]]
+            prior = 1 + IMPORTANCE_BOOST * (entry.importance - 3)
+            recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
+            hits.append(Hit(entry, rel * prior * recency))
+        hits.sort(key=lambda h: (-h.score, h.entry.id))
+        _boost_coverage(hits, cover, limit)
+    if semantic and query.strip():
+        hits = _fuse_semantic(
+            idx, query, hits, filters, filter_params, limit * candidate_factor, exclude
+        )
+    if not hits and fuzzy and query.strip():
+        hits = _fuzzy(idx, query, room=room, type_=type_, project=project, exclude=exclude)
+    return hits[:limit]
+
+
+def _boost_coverage(hits: list[Hit], cover: Coverage, limit: int) -> None:
+    """Scale each score by its coverage of the query and re-sort (``hits`` sorted best first).
+    Coverage at most multiplies a score by 1 + COVERAGE_BOOST, so a hit that could not reach the
+    ``limit``-th score even then is left as it is: it stays below the cut either way."""
+    if not COVERAGE_BOOST or not cover.n or not hits:
+        return
+    floor = hits[min(limit, len(hits)) - 1].score
+    for h in hits:
+        if h.score * (1 + COVERAGE_BOOST) < floor:
+            break
+        h.score *= 1 + COVERAGE_BOOST * cover.share(h.entry)
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+
+
+def _fuse_semantic(
+    idx: Index,
+    query: str,
+    hits: list[Hit],
+    filters: list[str],
+    filter_params: list[Any],
+    candidates: int,
+    exclude: set[str] | frozenset[str],
+) -> list[Hit]:
+    """BM25 hits (best first) re-scored with the query's sentence-vector similarity; the most
+    similar entries no query word matched join them. Unchanged without vectors or the extra."""
+    from . import semantic
+    from .index import row_to_entry
+
+    if not semantic.usable(idx):
+        return hits
+    sims = semantic.similarities(idx, query)
+    if not sims:
+        return hits
+    lo, hi = min(sims.values()), max(sims.values())
+    span = (hi - lo) or 1.0
+    known = {h.entry.id for h in hits}
+    extra = [
+        i
+        for i in sorted(sims, key=lambda i: (-sims[i], i))[: candidates + len(exclude)]
+        if i not in known and i not in exclude and sims[i] >= SEMANTIC_ONLY_MIN
+    ]
+    if extra:
+        where = [f"e.id IN ({','.join('?' * len(extra))})", *filters]
+        rows = idx.conn.execute(
+            f"SELECT * FROM entries e WHERE {' AND '.join(where)}", [*extra, *filter_params]
+        ).fetchall()
+        hits = hits + [Hit(row_to_entry(r), 0.0) for r in rows]
+    best = max((h.score for h in hits), default=0.0) or 1.0
+    for h in hits:
+        lexical = h.score / best
+        sim = sims.get(h.entry.id)
+        # An entry without vectors (a past session transcript: those stay lexical) is scored by
+        # its words alone, on the same scale, rather than as if it matched nothing in meaning.
+        dense = lexical if sim is None else (sim - lo) / span
+        h.score = (1 - SEMANTIC_WEIGHT) * lexical + SEMANTIC_WEIGHT * dense
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    return hits
+
+
+def _fuzzy(
+    idx: Index,
+    query: str,
+    *,
+    room: str | None,
+    type_: str | None,
+    project: str | None,
+    exclude: set[str] | frozenset[str],
+) -> list[Hit]:
+    """Typos and partial words FTS cannot match: rapidfuzz over names and descriptions."""
+    from rapidfuzz import fuzz, process
+
+    from .index import row_to_entry
+
+    where, params = ["1"], []
+    for col, value in (("room", room), ("type", type_), ("project", project)):
+        if value:
+            where.append(f"{col} = ?")
+            params.append(value)
+    rows = idx.conn.execute(
+        f"SELECT * FROM entries WHERE {' AND '.join(where)} ORDER BY created DESC LIMIT ?",
+        (*params, FUZZY_SCAN),
+    ).fetchall()
+    choices = {i: f"{r['name']} {r['description']}" for i, r in enumerate(rows)}
+    found = process.extract(query, choices, scorer=fuzz.WRatio, limit=20)
+    hits = [
+        Hit(row_to_entry(rows[key]), score / 100.0)
+        for _, score, key in found
+        if score >= FUZZY_MIN_SCORE and rows[key]["id"] not in exclude
+    ]
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    return hits
