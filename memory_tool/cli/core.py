@@ -108,7 +108,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             entries = dedupe(rank(pool, today(), cfg))
         else:
             idx.refresh(cwd, sessions=False)  # files are the truth: list what is there now
-            entries = idx.query()
+            entries = idx.entries()
             chosen = set()
         if not [
             e for e in entries if (not type_ or e.type == type_) and (not room or e.room == room)

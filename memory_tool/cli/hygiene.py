@@ -165,7 +165,7 @@ def stale_cmd(as_json: bool) -> None:
     A stale memory still loads, at a tenth of its weight: review it, update it or delete it."""
     with open_index() as idx:
         idx.refresh()
-        items = stale_items(idx.query("source != 'session'"), today(), load_config())
+        items = stale_items(idx.memories(), today(), load_config())
     if as_json:
         rows = [
             {

@@ -34,7 +34,7 @@ def diagnose(
     project = paths.project_key(cwd) if cwd is not None else ""
     if cwd is not None:
         remember_root(idx, cwd)
-    entries = idx.query("source != 'session'")
+    entries = idx.memories()
     claude = tree.claude_folders()
     keys = {e.project for e in entries if e.project} | {f.project for f in claude}
     if project:

@@ -187,7 +187,7 @@ def fix(idx: Index, report: Report) -> FixResult:
             back_up(index_path, f"append {len(items)} lines")
             for f in items:
                 p = Path(f.path)
-                e = next((x for x in idx.query("path = ?", (f.path,))), None)
+                e = next((x for x in idx.entries(path=f.path)), None)
                 title = (e.name if e else "") or p.stem
                 link = f"<{p.name}>" if re.search(r"[\s()<>]", p.name) else p.name
                 hook = " ".join((e.description if e else "").split())

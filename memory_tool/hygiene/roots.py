@@ -32,11 +32,7 @@ def remember_root(idx: Index, cwd: str | Path) -> None:
 
 
 def known_roots(idx: Index) -> dict[str, str]:
-    rows = idx.conn.execute(
-        "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?",
-        (len(ROOT_META_PREFIX), ROOT_META_PREFIX),
-    )
-    return {str(k)[len(ROOT_META_PREFIX) :]: str(v) for k, v in rows}
+    return idx.meta_with_prefix(ROOT_META_PREFIX)
 
 
 def _root_from_transcripts(key: str) -> str | None:

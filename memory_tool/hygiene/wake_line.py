@@ -63,11 +63,8 @@ def wake_scope(idx: Index, project: str) -> tuple[list[Entry], list[Entry], list
     l1 = l1_candidates(idx)
     l2 = l2_candidates(idx, project)
     have = {e.id for e in l1} | {e.id for e in l2}
-    own = idx.conn.execute(
-        "SELECT id FROM entries WHERE project = ? AND source IN ('claude', 'context')", (project,)
-    )
-    missing = [r[0] for r in own if r[0] not in have]
-    rest = idx.query("id IN (SELECT value FROM json_each(?))", (json.dumps(missing),))
+    missing = [i for i in idx.project_memory_ids(project) if i not in have]
+    rest = idx.get_many(missing)
     return l1, l2, rest
 
 

@@ -153,21 +153,12 @@ def rules(entries: Sequence[Entry]) -> list[Entry]:
 
 
 def l1_candidates(index: Index) -> list[Entry]:
-    return index.query("type = 'user' AND source != 'session'")
+    return index.identity_facts()
 
 
 def l2_candidates(index: Index, project: str) -> list[Entry]:
     # Two indexed lookups instead of one OR that would scan the whole table.
-    own = index.query(
-        "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
-        (project,),
-    )
-    # A pin in the palace (a room, the wiki) holds everywhere; a pin in a project's own memory
-    # folder or CONTEXT.md holds for that project only, like the rest of its facts.
-    pinned = index.query(
-        "always = 1 AND type != 'user' AND source != 'session' "
-        "AND (source NOT IN ('claude', 'context') OR project = ?)",
-        (project,),
-    )
+    own = index.project_facts(project)
+    pinned = index.pinned_for(project)
     seen = {e.id for e in own}
     return own + [e for e in pinned if e.id not in seen]

@@ -260,6 +260,70 @@ class Index:
         sql = f"SELECT DISTINCT {column} FROM entries"
         return sorted(r[0] for r in self.conn.execute(sql) if r[0])
 
+    # --- what the layers above ask for (SQL stays in this layer) ----------------------------
+    # Columns ``entries`` may filter on: names fixed here, never user text.
+    FILTER_COLUMNS = frozenset({"source", "project", "type", "room", "path", "description"})
+
+    def entries(self, **equals: str) -> list[Entry]:
+        """Entries whose columns equal the given values (``entries(source="cold")``), by id."""
+        unknown = set(equals) - self.FILTER_COLUMNS
+        if unknown:
+            raise ValueError(f"not a filter column: {sorted(unknown)}")
+        where = " AND ".join(f"{column} = ?" for column in equals) or "1"
+        return self.query(where, tuple(equals.values()))
+
+    def memories(self) -> list[Entry]:
+        """Every memory: all entries but the chunks of past session transcripts."""
+        return self.query("source != 'session'")
+
+    def get_many(self, ids: Sequence[str]) -> list[Entry]:
+        """The entries of ``ids`` that exist, by id."""
+        return self.query("id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),))
+
+    def identity_facts(self) -> list[Entry]:
+        """L1's candidates: what is known about the user, from every project and identity/."""
+        return self.query("type = 'user' AND source != 'session'")
+
+    def project_facts(self, project: str) -> list[Entry]:
+        """L2's own candidates: the rules and facts of ``project``'s memory folder and
+        CONTEXT.md."""
+        return self.query(
+            "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
+            (project,),
+        )
+
+    def pinned_for(self, project: str) -> list[Entry]:
+        """Pinned memories (``always: true``) a session in ``project`` loads: a pin in the palace
+        (a room, the wiki) holds everywhere; one in a project's own memory folder or CONTEXT.md
+        holds for that project only, like the rest of its facts."""
+        return self.query(
+            "always = 1 AND type != 'user' AND source != 'session' "
+            "AND (source NOT IN ('claude', 'context') OR project = ?)",
+            (project,),
+        )
+
+    def project_memory_ids(self, project: str) -> list[str]:
+        """Ids of everything in ``project``'s memory folder and CONTEXT.md."""
+        sql = "SELECT id FROM entries WHERE project = ? AND source IN ('claude', 'context')"
+        return [r[0] for r in self.conn.execute(sql, (project,))]
+
+    def meta_with_prefix(self, prefix: str) -> dict[str, str]:
+        """The meta values whose keys start with ``prefix``, keyed by the rest of the key."""
+        rows = self.conn.execute(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+        )
+        return {str(k)[len(prefix) :]: str(v) for k, v in rows}
+
+    def bodies_under(self, prefix: str, min_len: int, max_len: int) -> list[tuple[str, str]]:
+        """(path, body) of the entries under the path ``prefix`` whose text length is within
+        [min_len, max_len] (a range scan of the path index)."""
+        rows = self.conn.execute(
+            "SELECT path, body FROM entries WHERE path >= ? AND path < ? "
+            "AND length(body) BETWEEN ? AND ?",
+            (*prefix_range(prefix), min_len, max_len),
+        )
+        return [(r[0], r[1]) for r in rows]
+
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM entries").fetchone()[0])
 

@@ -228,16 +228,9 @@ def add_memory(
 
 def find_duplicate(index: Index, folder: Path, body: str) -> Entry | None:
     """The memory of ``folder`` (its sub-folders included) whose text is ``body``, if any."""
-    from .index import prefix_range
-
-    rows = index.conn.execute(
-        "SELECT path, body FROM entries WHERE path >= ? AND path < ? "
-        "AND length(body) BETWEEN ? AND ?",
-        (*prefix_range(str(folder) + os.sep), len(body), len(body) + 8),
-    ).fetchall()
-    for row in rows:
-        if row["body"].strip() == body and os.path.exists(row["path"]):
-            return index.get_by_path(row["path"])
+    for path, text in index.bodies_under(str(folder) + os.sep, len(body), len(body) + 8):
+        if text.strip() == body and os.path.exists(path):
+            return index.get_by_path(path)
     return None
 
 

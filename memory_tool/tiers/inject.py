@@ -169,7 +169,7 @@ def _drop_dangling_titles(units: list[Unit]) -> list[Unit]:
 def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | None:
     """The newest cold summary of a project, other than the given session's own."""
     key = session_key(exclude_session)[:8] if exclude_session else ""
-    rows = idx.query("source = 'cold' AND project = ?", (project,))
+    rows = idx.entries(source="cold", project=project)
     rows = [e for e in rows if not (key and e.name.endswith(key))]
     if not rows:
         return None

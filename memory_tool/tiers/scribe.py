@@ -331,7 +331,7 @@ def promote(idx: Index, entry: Entry) -> list[Entry]:
             # The same lesson waits in the inbox (a correction, if the user said it): settled.
             settle("correction" if item.startswith("User: ") else kind, text, "promoted")
             desc = first_sentence(sanitize(text))
-            if not desc or idx.query("source = 'wiki' AND description = ?", (desc,)):
+            if not desc or idx.entries(source="wiki", description=desc):
                 continue
             out.append(
                 add_memory(
@@ -366,7 +366,7 @@ def roll(
     days = int(cfg.get("cold", {}).get("retention_days", 30))
     cutoff = (day - dt.timedelta(days=days)).isoformat()
     report = RollReport()
-    for old in idx.query("source = 'cold'"):
+    for old in idx.entries(source="cold"):
         if old.path == keep:
             continue
         try:
