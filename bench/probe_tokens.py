@@ -3,7 +3,7 @@ bench/scale_bench.py in a sandboxed environment). Prints one JSON object.
 
 - per prompt of tests/data/prompts.jsonl: what UserPromptSubmit would add (L3 room recall, plus
   L4 deep search when the prompt asks about the past, plus tier context), as the hook builds it
-  (recall_hook.prompt_context, a fresh session each time: nothing already seen);
+  (runtime.prompt_submit.prompt_context, a fresh session each time: nothing already seen);
 - eager: every memory's full text (depth 3) summed — what loading everything would cost.
 
 Usage: python bench/probe_tokens.py CWD
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from memory_tool.base import tokens
 from memory_tool.base.config import budget, load_config
+from memory_tool.base.event import HookEvent
 from memory_tool.recall.deep import is_past_question
 from memory_tool.recall.room import room_recall
 from memory_tool.runtime.prompt_submit import L3_MAX_CHARS, prompt_context
@@ -33,7 +34,9 @@ def main() -> int:
     l3_budget = budget(load_config(), "l3")
     for row in rows:
         prompt = row["prompt"]
-        text, ids = prompt_context({"prompt": prompt, "cwd": cwd})
+        text, ids = prompt_context(
+            HookEvent.from_payload("UserPromptSubmit", {"prompt": prompt, "cwd": cwd})
+        )
         with open_index() as idx:
             l3 = room_recall(idx, prompt, cwd, budget=l3_budget, max_chars=L3_MAX_CHARS)
         per.append(
