@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..store.entry import IMPORTANCE_MAX, IMPORTANCE_MIN, Entry
+from ..store.entry import IMPORTANCE_MAX, IMPORTANCE_MIN, Entry, is_text
 from .age import inferred_from
 from .report import NOTE, PROBLEM, Finding
 
@@ -61,8 +61,8 @@ def invalid_value_message(e: Entry, key: str, value: str) -> str:
 def file_findings(entries: Sequence[Entry]) -> list[Finding]:
     out = []
     for e in entries:
-        if e.source == "context":
-            continue
+        if e.source == "context" and is_text(e):
+            continue  # the project's own document, not a memory file: only garbage is news
         if e.error:
             check = "frontmatter" if e.error.startswith("broken frontmatter") else "file"
             out.append(Finding(check, PROBLEM, e.error, e.id, e.path))

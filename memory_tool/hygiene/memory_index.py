@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ..store import tree
-from ..store.entry import Entry
+from ..store.entry import Entry, is_text
 from .report import PROBLEM, Finding
 
 # Claude Code loads the first 200 lines / 25 KB of MEMORY.md at session start; the rest is unseen.
@@ -78,6 +78,8 @@ def memory_index_findings(
             if p in listed:
                 continue
             e = by_path.get(p)
+            if e is not None and not is_text(e):
+                continue  # no MEMORY.md line for a binary file: the file check names it
             name = os.path.basename(p)
             msg = f"{name} is not listed in MEMORY.md"
             if raw is None:

@@ -22,7 +22,7 @@ from ..base import paths
 from ..base.config import config_path, load_config, today
 from ..recall.layers import Unit, l1_candidates, l2_candidates
 from ..store import tree
-from ..store.entry import Entry
+from ..store.entry import Entry, is_text
 from ..store.index import Index
 from ..store.rooms import instincts_files, rooms_yaml
 from .age import age_findings
@@ -49,10 +49,12 @@ def base_findings(
     """The checks both the SessionStart line and ``doctor`` run: config.yaml, rooms.yaml, age,
     files, paths, MEMORY.md."""
     by_path = {e.path: e for e in entries}
+    # A file that is not text is named once, as such: its age or paths mean nothing.
+    text = [e for e in entries if is_text(e)]
     findings = config_findings() + rooms_findings()
-    findings += age_findings(entries, day, cfg)
+    findings += age_findings(text, day, cfg)
     findings += file_findings(entries)
-    findings += path_findings(entries, roots)
+    findings += path_findings(text, roots)
     findings += memory_index_findings(folders, by_path)
     return findings
 

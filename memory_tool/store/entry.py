@@ -35,6 +35,23 @@ PREVIEW_CHARS = 80
 # and a 50 MB file must not stall a hook. The rest stays on disk, readable with `get`.
 MAX_FILE_BYTES = 256 * 1024
 
+# A file is "not text" (a binary dropped into a memory folder, random bytes) when more than this
+# share of its characters are control characters, NUL bytes or bytes that are not UTF-8. Text
+# stays well below it: a Latin-1 file has one bad byte per accented letter (1-4% of French or
+# German prose), a log with colour codes one ESC per coloured word; random bytes score ~60%.
+NOT_TEXT_MAX_SHARE = 0.10
+# How a file that is not text is marked (``Entry.error`` starts with it): the index keeps such
+# entries out of every layer and every search; the doctor names them.
+NOT_TEXT = "not text"
+# Characters that are not text: C0 controls other than tab, newline, form feed and carriage
+# return, DEL, and U+FFFD (what a byte that is not UTF-8 decodes to).
+# (Patterns as strings: ``re`` compiles them on first use, which is parsing, not a hook.)
+_NOT_TEXT_CHARS = r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]"
+# Terminal colour and cursor codes, removed whole (their ESC alone would leave "[32m" behind).
+_ANSI_CODE = r"\x1b\[[0-9;?]*[A-Za-z]"
+# Control characters are dropped from the text of a memory: a brief carries none.
+_CONTROL = r"[\x00-\x08\x0b\x0e-\x1f\x7f]"
+
 ID_RE = re.compile(r"^[a-z]-[0-9a-f]{6,12}$")
 USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -323,6 +340,18 @@ def _text_of(value: Any) -> str:
     return str(value).encode("utf-8", "replace").decode("utf-8").strip()
 
 
+def not_text_share(text: str) -> float:
+    """The share of ``text`` that is control characters, NUL bytes or undecodable bytes."""
+    if not text:
+        return 0.0
+    return len(re.findall(_NOT_TEXT_CHARS, text)) / len(text)
+
+
+def is_text(entry: Entry) -> bool:
+    """False for a file that is not text (``NOT_TEXT``): never injected, never searched."""
+    return not entry.error.startswith(NOT_TEXT)
+
+
 def one_line(text: str) -> str:
     return _WS.sub(" ", _BOLD.sub("", text)).strip()
 
@@ -413,10 +442,21 @@ def parse_file(
             # A UTF-16 file with its BOM (Windows editors save these): its NUL bytes are
             # half of every character, not damage.
             raw = raw.decode("utf-16", errors="replace").encode("utf-8")
-        if b"\x00" in raw:
-            raw = raw.replace(b"\x00", b"")
+        # NUL padding at the end is what a crash or a preallocating writer leaves after intact
+        # text: it is no part of the file's content, so it does not make the file binary.
+        padded = raw.endswith(b"\x00")
+        text = raw.rstrip(b"\x00").decode("utf-8", errors="replace")
+        bad = not_text_share(text)
+        if bad > NOT_TEXT_MAX_SHARE:
+            text = ""
+            error = (
+                f"{NOT_TEXT}: {bad:.0%} of it is control characters or bytes that are not UTF-8 "
+                "(a binary file?), so it is never injected or searched: delete it, or save it "
+                "as UTF-8 text"
+            )
+        elif padded or "\x00" in text:
             error = error or "file holds NUL bytes: indexed without them"
-        text = raw.decode("utf-8", errors="replace")
+        text = re.sub(_CONTROL, "", re.sub(_ANSI_CODE, "", text))
     except OSError as exc:
         text = ""
         error = f"unreadable: {exc.strerror or exc}"

@@ -38,7 +38,8 @@ FULL_REFRESH_INTERVAL_S = 300
 # 2: broken frontmatter is stripped, invalid values recorded; a cold summary's room ignores
 #    its generated name.
 # 3: a wiki record's `project:` (set when promoted from a session) is its project.
-PARSER_VERSION = "3"
+# 4: a file that is not text is marked as such and holds no text; control characters dropped.
+PARSER_VERSION = "4"
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
 # Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap
@@ -51,6 +52,9 @@ ENTRY_COLUMNS = (
     "expires", "priority", "dedupe_key", "line", "line_tokens", "summary", "summary_tokens",
     "full_tokens", "mtime_ns", "size", "error", "extra",
 )  # fmt: skip
+
+# What a layer or a search may use: every entry but a file that is not text (entry.NOT_TEXT).
+TEXT_ONLY_SQL = "error NOT LIKE 'not text%'"
 
 RoomClassifier = Callable[["Entry"], "str | None"]
 
@@ -282,13 +286,14 @@ class Index:
 
     def identity_facts(self) -> list[Entry]:
         """L1's candidates: what is known about the user, from every project and identity/."""
-        return self.query("type = 'user' AND source != 'session'")
+        return self.query(f"type = 'user' AND source != 'session' AND {TEXT_ONLY_SQL}")
 
     def project_facts(self, project: str) -> list[Entry]:
         """L2's own candidates: the rules and facts of ``project``'s memory folder and
         CONTEXT.md."""
         return self.query(
-            "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
+            "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context') "
+            f"AND {TEXT_ONLY_SQL}",
             (project,),
         )
 
@@ -298,7 +303,7 @@ class Index:
         holds for that project only, like the rest of its facts."""
         return self.query(
             "always = 1 AND type != 'user' AND source != 'session' "
-            "AND (source NOT IN ('claude', 'context') OR project = ?)",
+            f"AND (source NOT IN ('claude', 'context') OR project = ?) AND {TEXT_ONLY_SQL}",
             (project,),
         )
 

@@ -186,12 +186,12 @@ def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int)
     """The most important, then newest, memories of ``rooms`` (no identity facts, past sessions
     or cold summaries; other projects' own facts stay with them): what fills L3 beyond the
     memories the prompt's words matched."""
-    from .index import row_to_entry
+    from .index import TEXT_ONLY_SQL, row_to_entry
 
     marks = ",".join("?" * len(rooms))
     rows = idx.conn.execute(
         f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
-        f"AND type != 'user' AND ({own_facts_sql()}) "
+        f"AND type != 'user' AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} "
         f"ORDER BY importance DESC, created DESC LIMIT ?",
         (*rooms, home_project, limit),
     ).fetchall()
@@ -220,12 +220,12 @@ def search(
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
     extra is installed (loads numpy and the model: never on the hook path)."""
     from ..base.config import today
-    from .index import row_to_entry
+    from .index import TEXT_ONLY_SQL, row_to_entry
 
     terms = query_terms(query)
     match = _match(terms)
     hits: list[Hit] = []
-    filters: list[str] = []
+    filters: list[str] = [f"e.{TEXT_ONLY_SQL}"]
     filter_params: list[Any] = []
     room_list = [room] if room else (rooms or [])
     if room_list:
@@ -364,9 +364,9 @@ def _fuzzy(
     """Typos and partial words FTS cannot match: rapidfuzz over names and descriptions."""
     from rapidfuzz import fuzz, process
 
-    from .index import row_to_entry
+    from .index import TEXT_ONLY_SQL, row_to_entry
 
-    where, params = ["1"], []
+    where, params = [TEXT_ONLY_SQL], []
     for col, value in (("room", room), ("type", type_), ("project", project)):
         if value:
             where.append(f"{col} = ?")

@@ -256,6 +256,8 @@ def _digest(text: str) -> str:
 def stale_entries(idx: Index) -> tuple[list[tuple[str, str, str]], list[str]]:
     """(id, digest, text) of the entries whose vectors are missing or out of date, and the ids
     whose stored vectors belong to no entry any more."""
+    from .index import TEXT_ONLY_SQL
+
     stored = {
         r[0]: r[1] for r in idx.conn.execute("SELECT id, digest FROM vectors WHERE chunk = 0")
     }
@@ -264,7 +266,8 @@ def stale_entries(idx: Index) -> tuple[list[tuple[str, str, str]], list[str]]:
     # Past session transcripts stay lexical: a year of them is gigabytes, hours of forward passes,
     # and L4 finds them by their words well enough; memories are what is worth a vector.
     for eid, name, desc, body in idx.conn.execute(
-        "SELECT id, name, description, body FROM entries WHERE source != 'session'"
+        f"SELECT id, name, description, body FROM entries WHERE source != 'session' "
+        f"AND {TEXT_ONLY_SQL}"
     ):
         live.add(eid)
         text = entry_text(name, desc, body)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import paths
 from ..base.event import HookEvent
 from ..base.privacy import escape_fence
+from ..store.entry import is_text
 from ..store.search import search
 from .digest import update_session
 from .hot import (
@@ -170,7 +171,7 @@ def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | 
     """The newest cold summary of a project, other than the given session's own."""
     key = session_key(exclude_session)[:8] if exclude_session else ""
     rows = idx.entries(source="cold", project=project)
-    rows = [e for e in rows if not (key and e.name.endswith(key))]
+    rows = [e for e in rows if not (key and e.name.endswith(key)) and is_text(e)]
     if not rows:
         return None
     # Dates have day resolution: within a day the file written last (the Scribe rewrites a
