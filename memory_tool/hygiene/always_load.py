@@ -9,12 +9,12 @@ from typing import Any
 
 from ..base.config import ALWAYS_LOAD_MAX
 from ..recall.layers import dedupe, is_stale, l1_candidates, l2_candidates, rank, weight
-from ..store.entry import IRREVERSIBLE_RE, Entry
+from ..store.entry import IRREVERSIBLE_RE, Entry, is_critical
 from ..store.index import Index
 from .report import PROBLEM, Finding, label
 
 _CONSEQUENCE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("money loss", ("billing", "money", "charg", "payment")),
+    ("money loss", ("money", "charg", "double")),
     ("downtime", ("production", "prod", "outage", "downtime")),
     ("security", ("secret", "credential", "api key", "password", "breach", "leak", "pii", "gdpr")),
 )
@@ -22,8 +22,11 @@ CONSEQUENCES = ("data loss", "money loss", "downtime", "security")
 
 
 def consequence(e: Entry) -> str:
-    """Which irreversible consequence forgetting this memory risks ('' for none), from the same
-    ``IRREVERSIBLE_RE`` that orders the brief."""
+    """Which irreversible consequence forgetting this memory risks ('' for none): only a
+    critical rule has one (``is_critical``, as the brief decides), named from the same
+    ``IRREVERSIBLE_RE``."""
+    if not is_critical(e):
+        return ""
     m = IRREVERSIBLE_RE.search(f"{e.name} {e.description} {e.body}")
     if m is None:
         return ""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..base.record import field, record
-from ..store.entry import PRIORITY_IRREVERSIBLE, PRIORITY_RULE, Entry
+from ..store.entry import Entry, is_critical, is_rule
 from ..store.index import Index
 
 
@@ -145,11 +145,12 @@ def pack(
 
 
 def critical(entries: Sequence[Entry]) -> list[Entry]:
-    return [e for e in entries if e.priority <= PRIORITY_IRREVERSIBLE]
+    """The critical rules: rules whose consequence is irreversible (a pinned fact is none)."""
+    return [e for e in entries if is_critical(e)]
 
 
 def rules(entries: Sequence[Entry]) -> list[Entry]:
-    return [e for e in entries if e.priority <= PRIORITY_RULE]
+    return [e for e in entries if is_rule(e)]
 
 
 def l1_candidates(index: Index) -> list[Entry]:

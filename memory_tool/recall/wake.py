@@ -77,12 +77,26 @@ def _more_line(n: int, noun: str, layer: str) -> str:
 
 
 def _label(e: Entry) -> str:
-    """A rule's short name for the recap: its one-line description, cut at a word."""
-    text = one_line(e.description or e.name or e.id).rstrip(".")
+    """A rule's short name for the recap: its description, else its name, else its first
+    sentence, cut at a word. A name that is only the file's name ("feedback_testing", a
+    CONTEXT.md's "CONTEXT") names no rule."""
+    name = e.name if e.name != Path(e.path).stem else ""
+    text = one_line(e.description) or one_line(name) or _first_sentence(e.body) or e.id
+    text = text.rstrip(".")
     if len(text) <= RECAP_LABEL_CHARS:
         return text
     cut = text[:RECAP_LABEL_CHARS].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "…"
+
+
+def _first_sentence(body: str) -> str:
+    """The body's first sentence, Markdown headings left out."""
+    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
+    text = one_line(" ".join(lines))
+    end = next(
+        (i for i, c in enumerate(text) if c in ".!?" and text[i + 1 : i + 2] in ("", " ")), -1
+    )
+    return text[: end + 1] if end >= 0 else text
 
 
 def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) -> Brief:

@@ -55,15 +55,20 @@ _CONTROL = r"[\x00-\x08\x0b\x0e-\x1f\x7f]"
 ID_RE = re.compile(r"^[a-z]-[0-9a-f]{6,12}$")
 USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
-# Irreversible consequences (data loss, money, downtime, security breach) put a rule first.
+# Irreversible consequences (data loss, lost money, downtime, a security breach): a rule that
+# names one is a critical rule. Domain words alone ("billing", "payment", "migration", "backup")
+# are no consequence: "migrations use alembic" is a fact, and "never run migrations against
+# production by hand" is critical for its "production".
 IRREVERSIBLE_RE = LazyPattern(
-    r"\b(data loss|lose data|irreversib\w*|destroy\w*|drop (table|database)|truncate|"
-    r"rm -rf|force[- ]push\w*|delet\w*|wip\w*|production|prod\b|outage|downtime|billing|"
-    r"money|charg\w+ (the )?(card|customer)|payment|secret\w*|credential\w*|api key|"
-    r"password\w*|breach|leak\w*|pii|gdpr|backup\w*|rollback|migration\w*)\b",
+    r"\b(data loss|los[et] (the )?data|irreversib\w*|destroy\w*|"
+    r"drop(s|ped|ping)? (the )?(\w+ )?(table|database|schema|column)s?|truncat\w*|rm -rf|"
+    r"force[- ]push\w*|delet\w*|wip(e|es|ed|ing)|overwrit\w*|corrupt\w*|"
+    r"production|prod|outages?|downtime|"
+    r"double[- ]charg\w*|charg\w+ (the )?(cards?|customers?)|charged twice|money|"
+    r"secrets?|credentials?|api keys?|passwords?|breach\w*|leak\w*|pii|gdpr)\b",
     re.IGNORECASE,
 )
-# Hard constraints: rules stated as obligations or prohibitions.
+# Rules: obligations and prohibitions. A feedback memory is a rule whatever its wording.
 CONSTRAINT_RE = LazyPattern(
     r"\b(never|always|must|must not|do not|don't|dont|forbidden|required|only use|"
     r"hard constraint|constraint|under no circumstances)\b",
@@ -363,15 +368,46 @@ def dedupe_key(text: str) -> str:
     return hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()[:16]
 
 
+def states_rule(entry: Entry) -> bool:
+    """A feedback memory, or one that says never/must/always/do not."""
+    return entry.type == "feedback" or CONSTRAINT_RE.search(_rule_text(entry)) is not None
+
+
+def _rule_text(entry: Entry) -> str:
+    return f"{entry.name} {entry.description} {entry.body}"
+
+
 def classify_priority(entry: Entry) -> int:
+    """Pinned first, then critical rules (a rule whose consequence is irreversible), then other
+    rules, then the rest. Whether a pinned entry is a (critical) rule is kept in ``extra``:
+    the brief's "Critical rules" hold only those (``is_critical``)."""
+    rule = states_rule(entry)
+    critical = rule and IRREVERSIBLE_RE.search(_rule_text(entry)) is not None
+    entry.extra.pop("rule", None)
+    entry.extra.pop("critical", None)
+    if rule:
+        entry.extra["rule"] = True
+    if critical:
+        entry.extra["critical"] = True
     if entry.always:
         return PRIORITY_PINNED
-    text = f"{entry.name} {entry.description} {entry.body}"
-    if entry.type in ("feedback", "project", "user") and IRREVERSIBLE_RE.search(text):
+    if critical:
         return PRIORITY_IRREVERSIBLE
-    if entry.type == "feedback" or CONSTRAINT_RE.search(text):
+    if rule:
         return PRIORITY_RULE
     return PRIORITY_OTHER
+
+
+def is_critical(entry: Entry) -> bool:
+    """A rule whose consequence is irreversible, pinned or not."""
+    return entry.priority == PRIORITY_IRREVERSIBLE or bool(entry.extra.get("critical"))
+
+
+def is_rule(entry: Entry) -> bool:
+    """A rule, critical or not, pinned or not."""
+    return entry.priority in (PRIORITY_IRREVERSIBLE, PRIORITY_RULE) or bool(
+        entry.extra.get("rule") or entry.extra.get("critical")
+    )
 
 
 def render(entry: Entry) -> None:

@@ -38,7 +38,8 @@ FULL_REFRESH_INTERVAL_S = 300
 # 2: broken frontmatter is stripped, invalid values recorded; a cold summary's room ignores
 #    its generated name.
 # 3: a wiki record's `project:` (set when promoted from a session) is its project.
-# 4: a file that is not text is marked as such and holds no text; control characters dropped.
+# 4: a file that is not text is marked as such and holds no text; control characters dropped;
+#    a critical rule is a rule (feedback, or never/must/always) with an irreversible consequence.
 PARSER_VERSION = "4"
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
