@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MemoryToolError(Exception):
     """Base class for every error memory-tool reports to a person."""
@@ -33,6 +35,17 @@ class InvalidIdError(MemoryToolError):
             "six hex digits) or are a short name of letters, digits, '-' and '_'."
         )
         self.entry_id = entry_id
+
+
+class NearDuplicateError(MemoryToolError):
+    """A new memory would nearly repeat one already saved (``entry``, an ``Entry``)."""
+
+    def __init__(self, entry: Any) -> None:
+        super().__init__(
+            f"this nearly repeats {entry.id} ({entry.path}): all it says is already there. "
+            "Edit that memory instead, or save this one anyway with --force."
+        )
+        self.entry = entry
 
 
 class SettingsError(MemoryToolError):

@@ -9,7 +9,6 @@ import click
 
 from ..base import paths, tokens
 from ..base.config import load_config, today
-from ..base.errors import MemoryToolError
 from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
 from ..recall.wake import build_brief
 from ..store.index import open_index
@@ -159,6 +158,7 @@ def show(entry_id: str) -> None:
 @click.option("--description", help="One-line summary; the first sentence when omitted.")
 @click.option("--tier", type=click.Choice(["wiki"]), help="Write to the wiki tier.")
 @click.option("--always", is_flag=True, help="Pin to the always-loaded brief.")
+@click.option("--force", is_flag=True, help="Save it even if it nearly repeats a memory.")
 @cwd_option
 @json_option
 @click.argument("text", nargs=-1, required=True)
@@ -171,6 +171,7 @@ def add(
     description: str | None,
     tier: str | None,
     always: bool,
+    force: bool,
     cwd: str,
     as_json: bool,
     text: tuple[str, ...],
@@ -179,23 +180,9 @@ def add(
 
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
     --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
-    spans dropped before anything is written."""
-    # Options that contradict each other are refused, not silently resolved one way.
-    if room is not None and not room.strip():
-        raise MemoryToolError("--room needs a room name (e.g. --room authentication).")
-    if tier == "wiki" and type_ not in (None, "wiki"):
-        raise MemoryToolError(
-            f"--tier wiki writes a wiki page, so --type {type_} does not apply: drop one of them."
-        )
-    if tier == "wiki" and room:
-        raise MemoryToolError("--tier wiki and --room file a memory in two places: pick one.")
-    if type_ == "user" and room:
-        raise MemoryToolError(
-            "a user memory is about you, not a topic: it goes to the project's memory folder "
-            "(L1, always loaded). Drop --room, or use --type note for a room memory."
-        )
-    if type_ is None:
-        type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
+    spans dropped before anything is written. A memory that nearly repeats one already in
+    that folder (all it says is there, or it says all that one does and more) is refused,
+    naming the other; --force saves it anyway."""
     created: list[bool] = []
     with open_index() as idx:
         entry = add_memory(
@@ -210,6 +197,7 @@ def add(
             tier=tier,
             always=always,
             created=created,
+            force=force,
         )
     if as_json:
         click.echo(json.dumps(_entry_row(entry) | {"new": created[0]}, ensure_ascii=False))

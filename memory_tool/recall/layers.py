@@ -16,6 +16,7 @@ from typing import Any
 from ..base.record import field, record
 from ..store.entry import Entry, is_critical, is_rule
 from ..store.index import Index
+from ..store.similar import richest
 
 
 @record(frozen=True)
@@ -91,7 +92,9 @@ def rank(entries: Sequence[Entry], today: dt.date, cfg: dict[str, Any]) -> list[
 
 
 def dedupe(entries: Sequence[Entry]) -> list[Entry]:
-    """The same fact saved in several projects appears once (the first, i.e. best-ranked)."""
+    """The same fact saved in several projects appears once (the first, i.e. best-ranked), and
+    of two near-duplicates (one holds all the other says) only the richer, where the better
+    ranked of them stood."""
     seen: set[str] = set()
     out = []
     for e in entries:
@@ -99,7 +102,7 @@ def dedupe(entries: Sequence[Entry]) -> list[Entry]:
             continue
         seen.add(e.dedupe_key)
         out.append(e)
-    return out
+    return richest(out)
 
 
 Render = Callable[[list[Entry], int], list[Unit]]

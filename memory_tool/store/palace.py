@@ -18,7 +18,7 @@ import yaml
 
 from ..base import paths
 from ..base.config import today
-from ..base.errors import MemoryToolError
+from ..base.errors import MemoryToolError, NearDuplicateError
 from ..base.fsutil import append_line_locked, atomic_write_text, create_exclusive, ensure_dir
 from ..base.privacy import sanitize
 from ..base.resources import templates_dir
@@ -177,11 +177,37 @@ def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | No
     return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
 
 
+def resolve_type(type_: str | None, room: str | None, tier: str | None) -> str:
+    """The type a new memory gets from the options given (default: project; note with a room;
+    wiki with the wiki tier). Options that contradict each other are refused, not silently
+    resolved one way: the CLI, the MCP server and the web UI all refuse the same things."""
+    if room is not None and not room.strip():
+        raise MemoryToolError("--room needs a room name (e.g. --room authentication).")
+    if tier not in (None, "wiki"):
+        raise MemoryToolError(f"the only tier a memory can be written to is wiki; got {tier!r}.")
+    if tier == "wiki" and type_ not in (None, "wiki"):
+        raise MemoryToolError(
+            f"--tier wiki writes a wiki page, so --type {type_} does not apply: drop one of them."
+        )
+    if tier == "wiki" and room:
+        raise MemoryToolError("--tier wiki and --room file a memory in two places: pick one.")
+    if type_ == "user" and room:
+        raise MemoryToolError(
+            "a user memory is about you, not a topic: it goes to the project's memory folder "
+            "(L1, always loaded). Drop --room, or use --type note for a room memory."
+        )
+    if type_ is None:
+        type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
+    if type_ not in WRITABLE_TYPES:
+        raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
+    return type_
+
+
 def add_memory(
     index: Index,
     text: str,
     *,
-    type_: str,
+    type_: str | None = None,
     cwd: str | Path,
     room: str | None = None,
     importance: int | None = None,
@@ -191,13 +217,16 @@ def add_memory(
     always: bool = False,
     extra: dict[str, object] | None = None,
     created: list[bool] | None = None,
+    force: bool = False,
 ) -> Entry:
     """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry: the
     one saved before when the same text is already in that folder (a repeated `add`, an inbox
     line the Scribe promoted already), so nothing is saved twice. ``created``, when given,
-    receives whether a new file was written."""
-    if type_ not in WRITABLE_TYPES:
-        raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
+    receives whether a new file was written.
+
+    Raises NearDuplicateError when a memory of that folder already says all the text says, or
+    the text says all it does and more (``similar``), unless ``force``."""
+    type_ = resolve_type(type_, room, tier)
     if importance is not None and not 1 <= importance <= 5:
         raise MemoryToolError("importance runs from 1 (trivia) to 5 (critical).")
     body = sanitize(text).strip()
@@ -212,7 +241,14 @@ def add_memory(
     if always:
         fields["always"] = True
     fields.update(extra or {})
+    # Files are the truth: a memory written by hand (or by Claude) since the last refresh
+    # counts as much as an indexed one (a folder whose listing changed is read again).
+    index.refresh_changed_folders(cwd)
     same = find_duplicate(index, folder.path, body)
+    if same is None and not force:
+        near = find_near_duplicate(index, folder, body, paths.project_key(cwd))
+        if near is not None:
+            raise NearDuplicateError(near)
     if created is not None:
         created.append(same is None)
     if same is not None:
@@ -231,6 +267,39 @@ def find_duplicate(index: Index, folder: Path, body: str) -> Entry | None:
     for path, text in index.bodies_under(str(folder) + os.sep, len(body), len(body) + 8):
         if text.strip() == body and os.path.exists(path):
             return index.get_by_path(path)
+    return None
+
+
+# Near-duplicates are looked for among this many of the folder's best search matches for the
+# new text: a memory that holds all its words (or all of whose words it holds) ranks near the top.
+NEAR_CANDIDATES = 20
+
+
+def find_near_duplicate(
+    index: Index, folder: tree.Folder, body: str, home_project: str
+) -> Entry | None:
+    """A memory of ``folder`` that the text nearly repeats, or that nearly repeats the text
+    (``similar.either_repeats``), among those a session in ``home_project`` can see."""
+    from .search import search
+    from .similar import either_repeats, gist, gist_of
+
+    new = gist(body)
+    prefix = str(folder.path) + os.sep
+    hits = search(
+        index,
+        body,
+        limit=NEAR_CANDIDATES,
+        sessions=False,
+        cold=False,
+        fuzzy=False,
+        home_project=home_project,
+        sources=(folder.source,),
+        room=folder.room or None,
+    )
+    for hit in hits:
+        e = hit.entry
+        if e.path.startswith(prefix) and either_repeats(new, gist_of(e)) and os.path.exists(e.path):
+            return e
     return None
 
 

@@ -269,7 +269,11 @@ def accept(idx: Any, cid: str, room: str | None = None, cwd: str | None = None) 
     extra: dict[str, object] = {"origin": f"inbox:{c.kind}"}
     if c.session:
         extra["originSessionId"] = c.session
-    entry = add_memory(idx, c.text, type_=c.type, cwd=target_cwd, room=room, tier=tier, extra=extra)
+    # A person read the candidate and chose to keep it: saved even beside a similar memory.
+    type_ = "wiki" if tier == "wiki" else c.type  # a wiki page has no other type
+    entry = add_memory(
+        idx, c.text, type_=type_, cwd=target_cwd, room=room, tier=tier, extra=extra, force=True
+    )
     _mark_decided(c.id, "accepted")
     c.path.unlink(missing_ok=True)
     return entry

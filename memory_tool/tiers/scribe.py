@@ -339,6 +339,7 @@ def promote(idx: Index, entry: Entry) -> list[Entry]:
                     adr_text(kind, text, entry, files),
                     type_="wiki",
                     cwd=paths.state_root(),
+                    force=True,  # one record per decision: the description check above
                     tier="wiki",
                     name=f"{kind} {text}",
                     description=desc,
