@@ -159,6 +159,12 @@ def show(entry_id: str) -> None:
 @click.option("--tier", type=click.Choice(["wiki"]), help="Write to the wiki tier.")
 @click.option("--always", is_flag=True, help="Pin to the always-loaded brief.")
 @click.option("--force", is_flag=True, help="Save it even if it nearly repeats a memory.")
+@click.option(
+    "--global",
+    "global_",
+    is_flag=True,
+    help="With --room: recalled in every project (default: only in the project of --cwd).",
+)
 @cwd_option
 @json_option
 @click.argument("text", nargs=-1, required=True)
@@ -172,6 +178,7 @@ def add(
     tier: str | None,
     always: bool,
     force: bool,
+    global_: bool,
     cwd: str,
     as_json: bool,
     text: tuple[str, ...],
@@ -179,7 +186,8 @@ def add(
     """Save a memory as a Claude-Code-compatible Markdown file and index it.
 
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
-    --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
+    --room to the palace room (recalled in this project only; with --global in every
+    project), --tier wiki to the wiki. Secrets are redacted and <private>
     spans dropped before anything is written. A memory that nearly repeats one already in
     that folder (all it says is there, or it says all that one does and more) is refused,
     naming the other; --force saves it anyway."""
@@ -198,6 +206,7 @@ def add(
             always=always,
             created=created,
             force=force,
+            global_=global_,
         )
     if as_json:
         click.echo(json.dumps(_entry_row(entry) | {"new": created[0]}, ensure_ascii=False))

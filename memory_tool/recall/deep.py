@@ -46,6 +46,12 @@ def is_past_question(prompt: str) -> bool:
     return PAST_RE.found(prompt[:QUERY_HEAD_CHARS] + " " + prompt[-QUERY_TAIL_CHARS:])
 
 
+# Hits of other projects (their sessions, their own memories) come after this project's, under
+# this heading: "last time" means this project's last time, and another project's answer must
+# not pass for this one's.
+OTHER_PROJECTS_HEADING = "### From other projects\n"
+
+
 def deep_recall(
     idx: Index,
     prompt: str,
@@ -54,9 +60,12 @@ def deep_recall(
     max_chars: int = 3_000,
     exclude: set[str] | None = None,
     limit: int = 10,
+    home_project: str | None = None,
 ) -> Layer:
     """IDs and one-line summaries (depth 2) of the best matches anywhere, past sessions
-    included; the agent fetches full text with ``memory-tool get`` only for what it confirms."""
+    included; the agent fetches full text with ``memory-tool get`` only for what it confirms.
+    With ``home_project`` (the session's project), that project's hits and everyone's come
+    first and other projects' hits follow, labelled."""
     result = Layer("L4", budget)
     hits = search(idx, strip_injected(prompt), limit=limit, exclude=set(exclude or ()))
     if not hits:
@@ -65,12 +74,20 @@ def deep_recall(
     head = "## Possibly related, from past sessions and all memory (L4; `memory-tool get ID`)\n"
     heading = Unit(head, count(head))
 
+    def other(e: Entry) -> bool:
+        return home_project is not None and e.project not in ("", home_project)
+
     def render(picked: list[Entry], n_omitted: int) -> list[Unit]:
         if not picked:
             return []
-        return [heading] + [Unit(e.summary, e.summary_tokens) for e in picked]
+        units = [heading] + [Unit(e.summary, e.summary_tokens) for e in picked if not other(e)]
+        theirs = [Unit(e.summary, e.summary_tokens) for e in picked if other(e)]
+        if theirs:
+            units += [Unit(OTHER_PROJECTS_HEADING, count(OTHER_PROJECTS_HEADING)), *theirs]
+        return units
 
     entries = idx.current(h.entry for h in hits)  # no old version of an edited file
+    entries = [e for e in entries if not other(e)] + [e for e in entries if other(e)]
     layer = pack("L4", entries, budget, limit, max_chars, render)
     result.units, result.picked, result.omitted = layer.units, layer.picked, layer.omitted
     return result

@@ -27,6 +27,12 @@ ROOM_FILL = 20
 # filter already narrows the field.
 L3_CANDIDATE_FACTOR = 2
 
+# When this project's memories are among a room's, L3 says which are whose: a room memory added
+# from inside a project (or a memory of the project's own folder filed under the room) is that
+# project's; the rest are for every project.
+PROJECT_HEADING = "### For this project\n"
+GLOBAL_HEADING = "### For every project\n"
+
 # What one layer contributes to a prompt's context (L3 also records the rooms that chose it).
 RecallResult = Layer
 
@@ -119,19 +125,34 @@ def room_recall(
         return result
     from ..store.entry import full_text
 
-    units = [heading]
+    # Sub-headings only when some candidate is this project's own: a room of memories for
+    # every project reads as it always did.
+    labelled = any(e.project for e in ranked)
+    groups: dict[bool, list[Unit]] = {True: [], False: []}  # this project's -> its units
+    group_heads = {True: PROJECT_HEADING, False: GLOBAL_HEADING}
     for i, e in enumerate(ranked):
+        mine = bool(e.project)
+        head_cost = 0
+        if labelled and not groups[mine]:
+            head_cost = count(group_heads[mine])
         options = [Unit(full_text(e), e.full_tokens)] if i < FULL_TEXT_TOP else []
         options.append(Unit(e.line, e.line_tokens))
         for unit in options:
-            if used + unit.tokens <= budget and chars + len(unit.text) <= max_chars:
-                units.append(unit)
-                used += unit.tokens
-                chars += len(unit.text)
+            cost = unit.tokens + head_cost
+            size = len(unit.text) + (len(group_heads[mine]) if head_cost else 0)
+            if used + cost <= budget and chars + size <= max_chars:
+                if head_cost:
+                    groups[mine].append(Unit(group_heads[mine], head_cost))
+                groups[mine].append(unit)
+                used += cost
+                chars += size
                 result.picked.append(e)
                 break
         else:
             result.omitted.append(e)
+    if labelled and not groups[True]:  # none of this project's fitted: no labels needed
+        groups[False] = groups[False][1:]
+    units = [heading] + groups[True] + groups[False]
     if not result.picked and not learned:
         return result
     result.units = units + learned

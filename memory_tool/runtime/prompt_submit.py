@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..base import paths
 from ..base.config import budget, load_config
 from ..base.event import HookEvent
 from ..base.log import log_error
@@ -98,7 +99,14 @@ def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
         l4_budget -= sum(u.tokens for u in tier_units)
         seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
         if recall_cfg.get("deep_search_enabled", True) and is_past_question(prompt):
-            l4 = deep_recall(idx, prompt, budget=l4_budget, max_chars=L4_MAX_CHARS, exclude=seen)
+            l4 = deep_recall(
+                idx,
+                prompt,
+                budget=l4_budget,
+                max_chars=L4_MAX_CHARS,
+                exclude=seen,
+                home_project=paths.project_key(cwd),
+            )
             body += l4.units
         if not body:
             remember_ids(session_id, [], room, now)

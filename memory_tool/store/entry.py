@@ -530,8 +530,9 @@ def parse_file(
         id="",
         path=str(path),
         source=source,
-        # A wiki record promoted from a session says which project's it is.
-        project=project or (_text_of(meta.get("project")) if source == "wiki" else ""),
+        # A wiki record promoted from a session says which project's it is; a room memory
+        # added from inside a project belongs to it (none: every project's).
+        project=project or (_text_of(meta.get("project")) if source in ("wiki", "room") else ""),
         type=type_,
         name=sanitize(name),
         description=sanitize(_text_of(meta.get("description"))),

@@ -39,7 +39,8 @@ FULL_REFRESH_INTERVAL_S = 300
 #    its generated name.
 # 3: a wiki record's `project:` (set when promoted from a session) is its project.
 # 4: a file that is not text is marked as such and holds no text; control characters dropped;
-#    a critical rule is a rule (feedback, or never/must/always) with an irreversible consequence.
+#    a critical rule is a rule (feedback, or never/must/always) with an irreversible consequence;
+#    a room memory's `project:` is its project.
 PARSER_VERSION = "4"
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
@@ -300,11 +301,13 @@ class Index:
 
     def pinned_for(self, project: str) -> list[Entry]:
         """Pinned memories (``always: true``) a session in ``project`` loads: a pin in the palace
-        (a room, the wiki) holds everywhere; one in a project's own memory folder or CONTEXT.md
-        holds for that project only, like the rest of its facts."""
+        (a room, the wiki) holds everywhere; one in a project's own memory folder or CONTEXT.md,
+        or a room memory of that project, holds for that project only, like the rest of its
+        facts."""
         return self.query(
             "always = 1 AND type != 'user' AND source != 'session' "
-            f"AND (source NOT IN ('claude', 'context') OR project = ?) AND {TEXT_ONLY_SQL}",
+            "AND (source NOT IN ('claude', 'context', 'room') OR project IN ('', ?)) "
+            f"AND {TEXT_ONLY_SQL}",
             (project,),
         )
 

@@ -177,12 +177,19 @@ def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | No
     return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
 
 
-def resolve_type(type_: str | None, room: str | None, tier: str | None) -> str:
+def resolve_type(
+    type_: str | None, room: str | None, tier: str | None, global_: bool = False
+) -> str:
     """The type a new memory gets from the options given (default: project; note with a room;
     wiki with the wiki tier). Options that contradict each other are refused, not silently
     resolved one way: the CLI, the MCP server and the web UI all refuse the same things."""
     if room is not None and not room.strip():
         raise MemoryToolError("--room needs a room name (e.g. --room authentication).")
+    if global_ and not room:
+        raise MemoryToolError(
+            "--global makes a room memory recalled in every project; without --room the "
+            "memory goes to this project's own folder. Add --room R, or drop --global."
+        )
     if tier not in (None, "wiki"):
         raise MemoryToolError(f"the only tier a memory can be written to is wiki; got {tier!r}.")
     if tier == "wiki" and type_ not in (None, "wiki"):
@@ -218,15 +225,19 @@ def add_memory(
     extra: dict[str, object] | None = None,
     created: list[bool] | None = None,
     force: bool = False,
+    global_: bool = False,
 ) -> Entry:
     """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry: the
     one saved before when the same text is already in that folder (a repeated `add`, an inbox
     line the Scribe promoted already), so nothing is saved twice. ``created``, when given,
     receives whether a new file was written.
 
+    A room memory belongs to the project ``cwd`` is in (``project:`` in its frontmatter: it is
+    recalled there only), or with ``global_`` to every project.
+
     Raises NearDuplicateError when a memory of that folder already says all the text says, or
     the text says all it does and more (``similar``), unless ``force``."""
-    type_ = resolve_type(type_, room, tier)
+    type_ = resolve_type(type_, room, tier, global_)
     if importance is not None and not 1 <= importance <= 5:
         raise MemoryToolError("importance runs from 1 (trivia) to 5 (critical).")
     body = sanitize(text).strip()
@@ -237,7 +248,8 @@ def add_memory(
     slug = slugify(name or body)
     desc = sanitize(description).strip() if description else first_sentence(body)
     folder = _target_folder(type_, room, cwd, tier)
-    fields: dict[str, object] = {"room": room, "importance": importance}
+    project = paths.project_key(cwd) if folder.source == "room" and not global_ else None
+    fields: dict[str, object] = {"room": room, "project": project, "importance": importance}
     if always:
         fields["always"] = True
     fields.update(extra or {})
