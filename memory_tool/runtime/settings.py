@@ -27,10 +27,13 @@ from ..base.resources import hooks_dir, templates_dir
 # event -> (shim file, matcher, timeout seconds). The timeouts are ceilings for a stuck disk,
 # not expected run times (SessionStart is tens of milliseconds).
 HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
-    "SessionStart": ("session_start.py", "startup|resume|clear|compact", 15),
+    "SessionStart": ("session_start.py", "startup|resume|clear|compact|fork", 15),
     "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
     "Stop": ("stop.py", None, 15),
     "SessionEnd": ("session_end.py", None, 5),
+    "SubagentStart": ("subagent_start.py", None, 10),
+    "PreCompact": ("pre_compact.py", None, 10),
+    "PostCompact": ("post_compact.py", None, 10),
 }
 # Files from templates/ that install puts under the Claude config folder (skills, …).
 INSTALLED_TEMPLATE_FILES = ("skills/memory-recall/SKILL.md",)
