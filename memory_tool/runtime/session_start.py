@@ -95,6 +95,10 @@ def _brief_key(idx: Any, cwd: str) -> str:
 
 
 def _handoff_units(idx: Any, cwd: str, *, first_only: bool, seen: set[str]) -> list[Any]:
+    from ..tiers.handoff import find_handoff
+
+    if find_handoff(cwd) is None:  # one stat: the tier modules load only when there is one
+        return []
     from ..tiers.inject import handoff_units
 
     units: list[Any] = handoff_units(idx, cwd, first_only=first_only, exclude=seen)
