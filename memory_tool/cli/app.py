@@ -46,15 +46,10 @@ def domain_errors(fn: F) -> F:
 def unknown_filters(idx: Any, **filters: str | None) -> None:
     """After an empty answer: say on stderr which filter names something the index has none of
     (``--room nosuch``, a mistyped type), with what there is, instead of a bare "no matches"."""
-    for column, value in filters.items():
-        if column not in ("room", "type", "project"):  # a column name, never user text
-            raise ValueError(column)
-        if not value:
-            continue
-        known = idx.distinct_values(column)
-        if value not in known:
-            listed = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
-            click.echo(f"(no memory has {column} {value!r}; {column}s in use: {listed})", err=True)
+    from ..recall.depth import unknown_filters as notes
+
+    for note in notes(idx, **filters):
+        click.echo(f"({note})", err=True)
 
 
 def ensure_built(idx: Any) -> None:

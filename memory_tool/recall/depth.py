@@ -74,6 +74,22 @@ def find(
     )
 
 
+def unknown_filters(idx: Index, **filters: str | None) -> list[str]:
+    """After an empty answer: a note for each filter that names something the index has none
+    of (a room nobody filed into, a mistyped type), with what there is."""
+    notes = []
+    for column, value in filters.items():
+        if column not in ("room", "type", "project"):  # a column name, never user text
+            raise ValueError(column)
+        if not value:
+            continue
+        known = idx.distinct_values(column)
+        if value not in known:
+            listed = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
+            notes.append(f"no memory has {column} {value!r}; {column}s in use: {listed}")
+    return notes
+
+
 def hit_line(hit: Hit) -> str:
     """One search result: the id and where it lives (about 10 tokens)."""
     return f"{hit.entry.id} {hit.entry.room or hit.entry.type}\n"
