@@ -234,9 +234,8 @@ def _packing_notes(packed: depth.Packed, entries: list[Any]) -> str:
         path = next(e.path for e in entries if e.id == packed.cut)
         out += f"{packed.cut} was cut to fit this answer: the whole memory is in {path}\n"
     if packed.left_out:
-        out += (
-            f"left out to stay under the answer's budget, ask again: {' '.join(packed.left_out)}\n"
-        )
+        left = " ".join(packed.left_out)
+        out += f"left out to stay under the answer's budget, ask for them again: {left}\n"
     return out
 
 
