@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import os
 import shlex
 import stat
 import sys
@@ -96,7 +97,9 @@ def _write(path: Path, before: bytes | None, data: dict[str, Any]) -> None:
         mode = stat.S_IMODE(path.stat().st_mode)
         # Owner-only whatever the original's mode: the file can hold OAuth account details.
         atomic_write_bytes(backup_file(path), before, mode & FILE_MODE)
-    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode)
+    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    if mode != FILE_MODE:
+        os.chmod(path, mode)  # the file keeps the mode it had (written owner-only meanwhile)
 
 
 @dataclass
