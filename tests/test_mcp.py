@@ -290,6 +290,14 @@ def test_context_gives_what_the_cli_context_gives(mcp: Client) -> None:
     assert "PostgreSQL" in mcp.ok("context", {"situation": "spec", "prompt": "billing database"})
 
 
+def test_an_index_deleted_mid_session_is_rebuilt_by_the_next_call(mcp: Client) -> None:
+    before = ids_of(mcp.ok("search", {"query": "JWKS signing keys"}))
+    db = mcp.home / ".claude" / "memory-tool" / "index.db"
+    for path in (db, db.with_name("index.db-wal"), db.with_name("index.db-shm")):
+        path.unlink(missing_ok=True)
+    assert ids_of(mcp.ok("search", {"query": "JWKS signing keys"})) == before
+
+
 # --- the process ------------------------------------------------------------------------------
 def test_memory_tool_mcp_without_the_sdk_says_how_to_get_it(
     monkeypatch: pytest.MonkeyPatch,

@@ -76,10 +76,11 @@ F = TypeVar("F", bound=Callable[..., str])
 
 
 def _tool_errors(fn: F) -> F:
-    """A library error becomes an MCP tool error with its how-to-fix message; a damaged index
-    is set aside (as the CLI does) and reported; anything else is logged and re-raised for the
-    SDK to report as a failed call. One call at a time: the index, its refresh and the
-    semantic model are shared by the worker threads the SDK runs tools in."""
+    """A library error becomes an MCP tool error with its how-to-fix message, and so does an
+    index that cannot be used (a damaged one is set aside by ``log_error``, and the next call
+    rebuilds it from the files); anything else is logged and re-raised for the SDK to report as
+    a failed call. One call at a time: the index, its refresh and the semantic model are shared
+    by the worker threads the SDK runs tools in."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
@@ -90,10 +91,13 @@ def _tool_errors(fn: F) -> F:
                 raise ToolError(str(exc)) from exc
             except sqlite3.DatabaseError as exc:
                 log_error("mcp", exc)
+                damaged = type(exc) is sqlite3.DatabaseError
                 raise ToolError(
-                    f"the index {paths.index_file()} could not be used ({exc}). Run "
-                    "`memory-tool index` to rebuild it from the memory files (nothing is lost)."
-                ) from exc
+                    f"the index {paths.index_file()} "
+                    + ("was damaged: it was moved aside, and the next call rebuilds it from the "
+                       "memory files (nothing is lost)." if damaged
+                       else f"could not be used ({exc}): try again.")
+                ) from exc  # fmt: skip
             except Exception as exc:
                 log_error("mcp", exc)
                 raise
@@ -106,13 +110,15 @@ _last_full_refresh = 0.0
 
 
 def _index() -> Index:
-    """The index, brought up to date with the files: fully on the first call and then every
-    FULL_REFRESH_SECONDS, cheaply (the folders a session writes to) in between."""
+    """The index, brought up to date with the files: fully on the first call, when the index is
+    new (deleted, set aside) and then every FULL_REFRESH_SECONDS; cheaply (the folders a
+    session writes to) in between."""
     global _last_full_refresh
     idx = open_index()
     try:
         now = time.monotonic()
-        if not _last_full_refresh or now - _last_full_refresh > FULL_REFRESH_SECONDS:
+        due = now - _last_full_refresh > FULL_REFRESH_SECONDS
+        if not _last_full_refresh or due or not idx.meta("last_full_refresh"):
             idx.refresh(os.getcwd())
             _last_full_refresh = now
         else:
