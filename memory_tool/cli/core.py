@@ -103,7 +103,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             pool = (
                 l1_candidates(idx)
                 if layer.upper() == "L1"
-                else l2_candidates(idx, paths.project_key(cwd))
+                else l2_candidates(idx, paths.project_key(cwd), str(paths.context_file(cwd)))
             )
             entries = dedupe(rank(pool, today(), cfg))
         else:

@@ -46,7 +46,7 @@ def context(
     \b
     situation  hot                        cold                      wiki
     new        (in the conversation)      -                         -
-    resume     this session's hot file    latest of this project    -
+    resume     hot file, the handoff      latest of this project    -
     debug      (in the conversation)      search                    -
     spec       (in the conversation)      -                         matching records
     onboard    (in the conversation)      -                         matching records
