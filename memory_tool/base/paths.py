@@ -44,6 +44,16 @@ def settings_file() -> Path:
     return config_dir() / "settings.json"
 
 
+def claude_user_config() -> Path:
+    """Claude Code's own state file, where ``claude mcp add --scope user`` puts MCP servers:
+    ``~/.claude.json`` beside the config folder, or inside ``$CLAUDE_CONFIG_DIR`` when that is
+    set (both seen with claude 2.1.332)."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser() / ".claude.json"
+    return Path.home() / ".claude.json"
+
+
 def index_file() -> Path:
     return state_root() / "index.db"
 
