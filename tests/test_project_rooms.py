@@ -89,7 +89,7 @@ def test_l3_says_which_memories_are_this_projects_and_which_everyones(tmp_path: 
 
 
 def test_global_applies_to_room_memories_only(project: Path) -> None:
-    with open_index() as idx, pytest.raises(MemoryToolError, match="--global"):
+    with open_index() as idx, pytest.raises(MemoryToolError, match="global"):
         add_memory(idx, "Pool size is 20.", type_="project", cwd=project, global_=True)
     result = CliRunner().invoke(main, ["add", "--global", "--cwd", str(project), "Pool size 20."])
     assert result.exit_code == 1 and "--global" in result.output

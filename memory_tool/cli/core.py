@@ -9,11 +9,12 @@ import click
 
 from ..base import paths, tokens
 from ..base.config import load_config, today
+from ..recall.depth import check_ids
 from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
 from ..recall.wake import build_brief
 from ..store.index import open_index
-from ..store.palace import WRITABLE_TYPES, add_memory, init_palace
-from .app import checked_ids, domain_errors, ensure_built, main, unknown_filters
+from ..store.palace import WRITABLE_TYPES, add_memory, init_palace, resolve_type
+from .app import domain_errors, ensure_built, main, unknown_filters
 from .options import cwd_option, json_option
 
 
@@ -102,7 +103,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             pool = (
                 l1_candidates(idx)
                 if layer.upper() == "L1"
-                else l2_candidates(idx, paths.project_key(cwd))
+                else l2_candidates(idx, paths.project_key(cwd), str(paths.context_file(cwd)))
             )
             entries = dedupe(rank(pool, today(), cfg))
         else:
@@ -135,7 +136,7 @@ def show(entry_id: str) -> None:
     """Show one memory in full, with the file it comes from."""
     from ..store.entry import full_text
 
-    checked_ids((entry_id,))  # a bad id is refused before anything is opened or built
+    check_ids((entry_id,))  # a bad id is refused before anything is opened or built
     with open_index() as idx:
         ensure_built(idx)
         e = idx.get_current(entry_id)
@@ -191,6 +192,7 @@ def add(
     spans dropped before anything is written. A memory that nearly repeats one already in
     that folder (all it says is there, or it says all that one does and more) is refused,
     naming the other; --force saves it anyway."""
+    type_ = resolve_type(type_, room=room, tier=tier, global_=global_)
     created: list[bool] = []
     with open_index() as idx:
         entry = add_memory(

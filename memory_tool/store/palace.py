@@ -178,35 +178,36 @@ def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | No
 
 
 def resolve_type(
-    type_: str | None, room: str | None, tier: str | None, global_: bool = False
+    type_: str | None, *, room: str | None, tier: str | None, global_: bool = False
 ) -> str:
-    """The type a new memory gets from the options given (default: project; note with a room;
-    wiki with the wiki tier). Options that contradict each other are refused, not silently
-    resolved one way: the CLI, the MCP server and the web UI all refuse the same things."""
+    """The type of a memory about to be added, from what was asked: options that contradict
+    each other are refused, not silently resolved one way (the CLI's ``add`` and the MCP
+    ``add`` tool refuse the same things). Unset: wiki with tier wiki, note with a room, else
+    project. ``global_`` (a room memory for every project) needs a room."""
     if room is not None and not room.strip():
-        raise MemoryToolError("--room needs a room name (e.g. --room authentication).")
+        raise MemoryToolError("a room needs a name (e.g. room authentication).")
     if global_ and not room:
         raise MemoryToolError(
-            "--global makes a room memory recalled in every project; without --room the "
-            "memory goes to this project's own folder. Add --room R, or drop --global."
+            "global makes a room memory recalled in every project (--global); without a room "
+            "the memory goes to this project's own folder. Give a room, or drop global."
         )
     if tier not in (None, "wiki"):
-        raise MemoryToolError(f"the only tier a memory can be written to is wiki; got {tier!r}.")
+        raise MemoryToolError(f"tier must be wiki (or left out); got {tier!r}.")
     if tier == "wiki" and type_ not in (None, "wiki"):
         raise MemoryToolError(
-            f"--tier wiki writes a wiki page, so --type {type_} does not apply: drop one of them."
+            f"tier wiki writes a wiki page, so type {type_} does not apply: drop one of them."
         )
     if tier == "wiki" and room:
-        raise MemoryToolError("--tier wiki and --room file a memory in two places: pick one.")
+        raise MemoryToolError("tier wiki and a room file a memory in two places: pick one.")
     if type_ == "user" and room:
         raise MemoryToolError(
             "a user memory is about you, not a topic: it goes to the project's memory folder "
-            "(L1, always loaded). Drop --room, or use --type note for a room memory."
+            "(L1, always loaded). Drop the room, or use type note for a room memory."
         )
-    if type_ is None:
-        type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
-    if type_ not in WRITABLE_TYPES:
+    if type_ is not None and type_ not in WRITABLE_TYPES:
         raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
+    if type_ is None:
+        return "wiki" if tier == "wiki" else ("note" if room else "project")
     return type_
 
 
@@ -237,7 +238,7 @@ def add_memory(
 
     Raises NearDuplicateError when a memory of that folder already says all the text says, or
     the text says all it does and more (``similar``), unless ``force``."""
-    type_ = resolve_type(type_, room, tier, global_)
+    type_ = resolve_type(type_, room=room, tier=tier, global_=global_)
     if importance is not None and not 1 <= importance <= 5:
         raise MemoryToolError("importance runs from 1 (trivia) to 5 (critical).")
     body = sanitize(text).strip()

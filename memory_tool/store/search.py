@@ -178,9 +178,11 @@ def _age_days(created: str, today_ord: int) -> int:
 def own_facts_sql(alias: str = "") -> str:
     """What a project may see of the rest (one ``?``: the project): everything in the palace,
     but another project's own facts (its memory folder, its CONTEXT.md, the wiki records
-    promoted from its sessions, the room memories added from inside it) stay with it."""
+    promoted from its sessions, its subagents' notes, the room memories added from inside it)
+    stay with it."""
     return (
-        f"{alias}source NOT IN ('claude', 'context', 'wiki', 'room') OR {alias}project IN ('', ?)"
+        f"{alias}source NOT IN ('claude', 'context', 'wiki', 'agent', 'room') "
+        f"OR {alias}project IN ('', ?)"
     )
 
 
