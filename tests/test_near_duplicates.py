@@ -24,13 +24,13 @@ RICH = (
 )
 
 
-def testing_memory(project: Path) -> Path:
+def rich_memory(project: Path) -> Path:
     return write_memory(paths.project_memory_dir(project), "feedback_testing.md", RICH,
                         type_="feedback", description="Tests with -x before pushing")  # fmt: skip
 
 
 def test_add_names_the_memory_it_nearly_repeats_and_saves_nothing(project: Path) -> None:
-    rich = testing_memory(project)
+    rich = rich_memory(project)
     with open_index() as idx:
         idx.refresh(project)
         (existing,) = idx.entries(path=str(rich))
@@ -55,13 +55,13 @@ def test_add_names_the_memory_it_nearly_repeats_and_saves_nothing(project: Path)
 def test_a_hand_written_memory_not_indexed_yet_counts(project: Path) -> None:
     # Claude wrote it mid-session; no refresh ran since.
     CliRunner().invoke(main, ["index"])
-    testing_memory(project)
+    rich_memory(project)
     result = CliRunner().invoke(main, ["add", "--type", "feedback", "--cwd", str(project), RULE])
     assert result.exit_code == 1 and "feedback_testing.md" in result.output
 
 
 def test_the_library_refuses_the_same_way_and_says_which(project: Path) -> None:
-    rich = testing_memory(project)
+    rich = rich_memory(project)
     with open_index() as idx:
         idx.refresh(project)
         with pytest.raises(NearDuplicateError) as caught:
@@ -89,7 +89,7 @@ def test_related_but_different_memories_are_saved(project: Path) -> None:
 
 
 def test_the_brief_shows_one_of_two_near_duplicates_the_richer(project: Path) -> None:
-    testing_memory(project)
+    rich_memory(project)
     d = paths.project_memory_dir(project)
     # The short copy is newer and more important: it would rank first.
     write_memory(d, "feedback_run_tests.md", RULE, type_="feedback", importance=5)

@@ -43,6 +43,10 @@ TITLES = {
 }
 # Bars are this many cells wide: fits an 80-column terminal beside the labels and numbers.
 BAR_WIDTH = 30
+# A check with more findings than this prints a few examples and one line for the rest (a
+# 20,000-file room must not print 20,000 lines); --json lists every one.
+LISTED_MAX = 10
+EXAMPLES_SHOWN = 3
 
 
 def _short(path: str) -> str:
@@ -67,9 +71,15 @@ def _print_report(report: Report) -> None:
         if heading:
             click.echo(f"\n-- {heading} --")
         for check, items in shown:
-            click.echo(f"\n{TITLES.get(check, check)} ({len(items)})")
-            for f in items:
+            click.echo(f"\n{TITLES.get(check, check)} ({len(items):,})")
+            listed = items if len(items) <= LISTED_MAX else items[:EXAMPLES_SHOWN]
+            for f in listed:
                 _print_finding(f, report.project)
+            if len(listed) < len(items):
+                rest = len(items) - len(listed)
+                click.echo(
+                    f"  … and {rest:,} more like these (`memory-tool doctor --json` lists all)"
+                )
 
 
 def _print_finding(f: Finding, project: str) -> None:
@@ -94,12 +104,12 @@ def _print_finding(f: Finding, project: str) -> None:
 
 def _footer(report: Report) -> str:
     if report.ok:
-        notes = f" ({len(report.notes)} notes)" if report.notes else ""
+        notes = f" ({len(report.notes):,} notes)" if report.notes else ""
         return f"\nclean: no problems{notes}"
     n = len(report.problems)
-    fixable = sum(1 for f in report.findings if f.data.get("fixable"))
-    hint = f"; `memory-tool doctor --fix` repairs {fixable} safely" if fixable else ""
-    return f"\n{n} problem{'s' if n != 1 else ''}: {report.summary()}{hint}"
+    fixable = sum(1 for f in report.problems if f.data.get("fixable"))
+    hint = f"; `memory-tool doctor --fix` repairs {fixable:,} of them safely" if fixable else ""
+    return f"\n{n:,} problem{'s' if n != 1 else ''}: {report.summary()}{hint}"
 
 
 @main.command("doctor")
@@ -116,9 +126,11 @@ def _footer(report: Report) -> str:
 def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> None:
     """Check memory for staleness, drift, duplicates and always-load overflow.
 
-    Exit 0 when clean, 1 when there are problems (for pre-commit hooks and CI). Notes (inferred
-    dates, links to write, paths not checkable) do not fail the run. --fix only does safe,
-    reversible things after copying each touched file to <state>/backups/<time>/."""
+    Exit 0 when clean, 1 when there are problems: what a person should fix (for pre-commit
+    hooks and CI). Notes (inferred dates, links to write, paths not checkable, what is off in
+    files the tool wrote itself or in the palace's MEMORY.md files) do not fail the run. --fix
+    only does safe, reversible things after copying each touched file to
+    <state>/backups/<time>/."""
     with open_index() as idx:
         idx.refresh(cwd)
         report = diagnose(idx, cwd, duplicates=not no_duplicates)

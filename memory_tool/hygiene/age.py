@@ -11,7 +11,7 @@ from typing import Any
 
 from ..recall.layers import age_days, is_expired, is_stale
 from ..store.entry import Entry
-from .report import NOTE, PROBLEM, Finding, label
+from .report import NOTE, PROBLEM, Finding, is_generated, label
 
 
 @dataclass
@@ -54,7 +54,11 @@ def age_findings(entries: Sequence[Entry], day: dt.date, cfg: dict[str, Any]) ->
             msg = f"{s.age} days old{inferred}, {s.rule}; {label(e)}"
         data = {"age_days": s.age, "rule": s.rule, "created": e.created}
         data["created_inferred"] = e.created_inferred
-        out.append(Finding("expired" if s.expired else "stale", PROBLEM, msg, e.id, e.path, data))
+        # A session summary past its age is the Scribe's to roll into the wiki, not a person's.
+        level = NOTE if is_generated(e) else PROBLEM
+        if level == NOTE:
+            msg += " (the Scribe's rolling window takes it: `memory-tool scribe --roll`)"
+        out.append(Finding("expired" if s.expired else "stale", level, msg, e.id, e.path, data))
     for e in entries:
         # CONTEXT.md is the project's own document, not a memory file: its date is its mtime.
         # A created date that is there but invalid is reported as such (``files``), not here.

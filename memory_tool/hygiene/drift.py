@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.entry import Entry
-from .report import NOTE, PROBLEM, Finding, label
+from .report import NOTE, PROBLEM, Finding, is_generated, label
 
 # A memory naming more paths than this is a log, not a fact: check the first ones only, so one
 # pasted listing cannot make the SessionStart check stat thousands of files.
@@ -105,7 +105,8 @@ def path_findings(entries: Sequence[Entry], roots: dict[str, str | None]) -> lis
         return exists_cache[p]
 
     for e in entries:
-        if e.source == "context" or "/" not in e.body:
+        # A session summary names the files of its day: history, not a claim that they exist.
+        if e.source == "context" or is_generated(e) or "/" not in e.body:
             continue
         root = _root_for(e, roots)
         for ref in path_refs(e.body)[:MAX_PATHS_PER_ENTRY]:

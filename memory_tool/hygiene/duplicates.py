@@ -15,7 +15,7 @@ from typing import Any
 
 from ..store.entry import Entry
 from .drift import norm_name
-from .report import PROBLEM, Finding
+from .report import PROBLEM, Finding, is_generated
 
 # Near-duplicates: rapidfuzz token-sort ratio (0-100) at or above this. 90 keeps rewordings of the
 # same sentence ("tests run with pytest -q" / "... -q.") and drops merely related facts.
@@ -106,7 +106,12 @@ def _disagreement(a: _Text, b: _Text) -> str:
 def duplicate_findings(entries: Sequence[Entry]) -> list[Finding]:
     from rapidfuzz import fuzz, process
 
-    pool = [e for e in entries if e.source not in ("context", "session") and not e.error]
+    # What the tool wrote itself (summaries of similar sessions) is no merge candidate.
+    pool = [
+        e
+        for e in entries
+        if e.source not in ("context", "session") and not e.error and not is_generated(e)
+    ]
     texts = [_Text.of(_compare_text(e)) for e in pool]
     df: Counter[tuple[str, str]] = Counter()
     for e, t in zip(pool, texts, strict=True):

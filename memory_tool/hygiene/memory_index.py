@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from ..store import tree
 from ..store.entry import Entry, is_text
-from .report import PROBLEM, Finding
+from .report import NOTE, PROBLEM, Finding
 
 # Claude Code loads the first 200 lines / 25 KB of MEMORY.md at session start; the rest is unseen.
 MEMORY_INDEX_LOADED_LINES = 200
@@ -24,7 +24,9 @@ _MD_LINK_RE = re.compile(r"\]\(\s*(<[^>\n]+>|[^)\s]+)")
 @dataclass
 class IndexFolder:
     path: Path
-    required: bool  # Claude Code memory folders must have a MEMORY.md; palace folders may
+    # Claude Code memory folders must have a MEMORY.md (Claude Code reads it); palace folders
+    # may, and what is wrong with theirs is a note: nothing but people reads it.
+    required: bool
 
 
 def _memory_files(folder: Path) -> list[str]:
@@ -52,6 +54,7 @@ def memory_index_findings(
         files = _memory_files(folder.path)
         if raw is None and not files:
             continue
+        level = PROBLEM if folder.required else NOTE
         present = set(files)
         text = (raw or b"").decode("utf-8", errors="replace")
         listed: set[str] = set()
@@ -68,7 +71,7 @@ def memory_index_findings(
                 out.append(
                     Finding(
                         "index_missing_file",
-                        PROBLEM,
+                        level,
                         f"MEMORY.md line {n} points to {target}, which does not exist",
                         path=str(index_path),
                         data={"line": n, "target": target},
@@ -85,8 +88,10 @@ def memory_index_findings(
             if raw is None:
                 msg = f"{name} is not listed: there is no MEMORY.md"
             data = {"index": str(index_path), "fixable": True}
-            out.append(Finding("index_unlisted", PROBLEM, msg, e.id if e else "", p, data))
-        if len(lines) > MEMORY_INDEX_LOADED_LINES or len(raw or b"") > MEMORY_INDEX_LOADED_BYTES:
+            out.append(Finding("index_unlisted", level, msg, e.id if e else "", p, data))
+        too_long = len(lines) > MEMORY_INDEX_LOADED_LINES
+        too_long = too_long or len(raw or b"") > MEMORY_INDEX_LOADED_BYTES
+        if folder.required and too_long:  # only Claude Code's own MEMORY.md is cut when loaded
             msg = (
                 f"{index_path} has {len(lines)} lines / {len(raw or b'')} bytes: Claude Code "
                 f"loads only the first {MEMORY_INDEX_LOADED_LINES} lines / "

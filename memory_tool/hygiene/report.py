@@ -126,6 +126,13 @@ def sorted_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (order.get(f.check, 99), f.path, f.message))
 
 
+def is_generated(e: Entry) -> bool:
+    """Written by the tool, not by a person: a cold summary of a session, or a wiki record the
+    Scribe promoted from one. Such files record what happened; they are not compared as
+    hand-written memories, nor held to what a person must fix."""
+    return e.source == "cold" or (e.source == "wiki" and "promoted" in e.tags)
+
+
 def label(e: Entry) -> str:
     """How a finding names a memory: its name, else its description, else its id."""
     text = e.name or e.description or e.id
