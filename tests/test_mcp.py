@@ -277,6 +277,27 @@ def test_add_saves_redacted_without_private_parts_once(mcp: Client) -> None:
     assert m.group(1) in ids_of(mcp.ok("search", {"query": "billing webhooks retry"}))
 
 
+def test_add_names_a_near_duplicate_and_scopes_room_memories_as_the_cli_does(
+    mcp: Client,
+) -> None:
+    rule = "Deploy previews expire after 48 hours on the preview cluster."
+    first = mcp.ok("add", {"text": rule, "room": "deployment"})
+    m = re.match(r"saved (\S+) -> (.+)\n", first)
+    assert m, first
+    assert "project: " in Path(m.group(2)).read_text(encoding="utf-8")  # this project's
+    longer = rule + " Renew one with the preview-renew job."
+    text, error = mcp.call("add", {"text": longer, "room": "deployment"})
+    assert error and f"nearly repeats {m.group(1)}" in text and m.group(2) in text
+    forced = mcp.ok("add", {"text": longer, "room": "deployment", "force": True})
+    assert forced.startswith("saved ")
+    everyone = mcp.ok("add", {"text": "Canary first, always.", "room": "deployment",
+                              "all_projects": True})  # fmt: skip
+    path = everyone.split(" -> ")[1].strip()
+    assert "project:" not in Path(path).read_text(encoding="utf-8")
+    text, error = mcp.call("add", {"text": "x", "all_projects": True})
+    assert error and "global" in text
+
+
 def test_context_gives_what_the_cli_context_gives(mcp: Client) -> None:
     for situation, prompt in (("spec", "billing database choice"), ("onboard", "")):
         cli = json.loads(mcp.cli("context", "--json", "--situation", situation, "--prompt", prompt))

@@ -43,7 +43,7 @@ class NearDuplicateError(MemoryToolError):
     def __init__(self, entry: Any) -> None:
         super().__init__(
             f"this nearly repeats {entry.id} ({entry.path}): all it says is already there. "
-            "Edit that memory instead, or save this one anyway with --force."
+            "Edit that memory instead, or save this one anyway with force (--force)."
         )
         self.entry = entry
 

@@ -267,13 +267,21 @@ def add(
     ] = None,
     tier: Annotated[str | None, Field(description="wiki: write a decision record.")] = None,
     always: Annotated[bool, Field(description="Pin to the always-loaded brief.")] = False,
+    all_projects: Annotated[
+        bool,
+        Field(description="With room: recall it in every project, not only this one."),
+    ] = False,
+    force: Annotated[
+        bool,
+        Field(description="Save it even though it nearly repeats a memory (the error names it)."),
+    ] = False,
 ) -> str:
     """Save a memory for future sessions, as the CLI's `memory-tool add` does: a Markdown file
     in this project's Claude Code memory folder (user, feedback, project, reference), a palace
     room (with room) or the wiki (tier wiki). Secrets are redacted and <private> spans dropped
     before anything is written; the same text saved twice is saved once. Save durable facts
     (why and how to apply), not a log of this session."""
-    type_ = resolve_type(type, room=room, tier=tier)
+    type_ = resolve_type(type, room=room, tier=tier, global_=all_projects)
     created: list[bool] = []
     with _index() as idx:
         entry = add_memory(
@@ -288,6 +296,8 @@ def add(
             tier=tier,
             always=always,
             created=created,
+            force=force,
+            global_=all_projects,
         )
     if created[0]:
         return answer(f"saved {entry.id} -> {entry.path}\n")
