@@ -70,8 +70,9 @@ def test_doctor_names_the_file_that_is_not_text(project: Path) -> None:
         idx.refresh(project)
         report = diagnose(idx, project, duplicates=False)
     found = [f for f in report.problems if f.path == str(path)]
-    assert [f.check for f in found] == ["file"]
+    assert [f.check for f in found] == ["not_text"]
     assert found[0].message.startswith(NOT_TEXT)
+    assert report.summary().startswith("1 file that is not text")
 
 
 def test_text_with_a_few_odd_bytes_is_still_text(tmp_path: Path) -> None:

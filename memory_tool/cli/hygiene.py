@@ -31,6 +31,7 @@ TITLES = {
     "broken_path": "broken paths (named in a memory, gone from disk)",
     "frontmatter": "frontmatter broken, missing or invalid",
     "file": "unreadable files",
+    "not_text": "files that are not text (never injected or searched)",
     "index_missing_file": "MEMORY.md lines pointing at missing files",
     "index_unlisted": "memory files missing from MEMORY.md",
     "index_truncated": "MEMORY.md longer than Claude Code loads",

@@ -65,6 +65,7 @@ def file_findings(entries: Sequence[Entry]) -> list[Finding]:
             continue  # the project's own document, not a memory file: only garbage is news
         if e.error:
             check = "frontmatter" if e.error.startswith("broken frontmatter") else "file"
+            check = check if is_text(e) else "not_text"
             out.append(Finding(check, PROBLEM, e.error, e.id, e.path))
         elif e.source == "claude" and isinstance(e.extra.get("missing"), list):
             missing = [str(m) for m in e.extra["missing"]]

@@ -20,6 +20,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "broken_path": ("broken path", "broken paths"),
     "frontmatter": ("bad frontmatter", "bad frontmatter"),
     "file": ("unreadable file", "unreadable files"),
+    "not_text": ("file that is not text", "files that are not text"),
     "index_missing_file": ("dead MEMORY.md line", "dead MEMORY.md lines"),
     "index_unlisted": ("not in MEMORY.md", "not in MEMORY.md"),
     "index_truncated": ("MEMORY.md over 200 lines", "MEMORY.md files over 200 lines"),
