@@ -156,19 +156,10 @@ def search_cmd(
     _footer(out or "no matches\n")
 
 
-# A search embeds at most this many entries added since the last `memory-tool index` (a few
-# `add`s: well under a second); a bigger backlog waits for `memory-tool index`.
-SEARCH_EMBED_MAX = 32
-
-
 def _semantic_ready(idx: Any) -> bool:
-    """Vectors are stored and the extra is installed; new entries get theirs on the way."""
     from ..store import semantic
 
-    if not semantic.usable(idx):
-        return False
-    semantic.update(idx, limit=SEARCH_EMBED_MAX)
-    return True
+    return semantic.ready_for_search(idx)
 
 
 @main.command()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store.entry import Entry
-from .drift import norm_name
+from ..store.links import norm_name
 from .report import PROBLEM, Finding
 
 # Near-duplicates: rapidfuzz token-sort ratio (0-100) at or above this. 90 keeps rewordings of the
