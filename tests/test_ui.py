@@ -98,8 +98,8 @@ def test_changes_need_post_the_csrf_value_and_the_uis_own_origin(ui: Served) -> 
     assert status == 403 and "CSRF" in body
     status, _, _ = ui.request("POST", f"/memory/{mid}/pin", form={"csrf": "guess"})
     assert status == 403
-    cross = {"Origin": "https://evil.example"}
-    assert ui.post(f"/memory/{mid}/pin", {}, headers=cross)[0] == 403
+    for origin in ("https://evil.example", "null"):  # null: a sandboxed or opaque sender
+        assert ui.post(f"/memory/{mid}/pin", {}, headers={"Origin": origin})[0] == 403
     other_site = {"Sec-Fetch-Site": "cross-site"}
     assert ui.post(f"/memory/{mid}/pin", {}, headers=other_site)[0] == 403
     assert path.read_text() == before  # nothing changed by any of them

@@ -43,7 +43,9 @@ HEADERS = {
     ),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: with it, browsers send "Origin: null" on the UI's own form posts, and
+    # the origin check could not tell them from a stranger's. Nothing links off the page.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 
