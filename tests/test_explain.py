@@ -70,7 +70,7 @@ def test_what_the_cap_the_budget_and_the_expiry_leave_out_is_named(palace: Path)
     loaded = [i for i in ids + [long] if rows[i].loaded]
     assert len(loaded) == 3 and ex.loaded == 3
     capped = [i for i in ids if rows[i].dropped == explain.DROP_CAP]
-    assert capped and all("3-entry cap" in rows[i].detail for i in capped)
+    assert capped and all("3-entry always-load cap" in rows[i].detail for i in capped)
     assert rows[expired].dropped == explain.DROP_EXPIRED
     assert rows[expired].detail == "expired on 2026-01-01"
     # Every candidate is accounted for: loaded, or left out with a reason.
@@ -153,3 +153,23 @@ def test_a_rooms_words_are_what_rooms_yaml_lists(palace: Path) -> None:
     assert words["billing"]["phrases"] == ["credit note"]
     assert words["billing"]["description"] == "Money in."
     assert words["ops"]["keywords"] == []  # a folder-only room: its name alone
+
+
+def test_wake_why_prints_the_same_reasons(palace: Path) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli.main import main
+
+    (paths.state_root() / "config.yaml").write_text("always_load_max: 2\n")
+    _add(palace, "Dana prefers terse answers.", type_="user")
+    rule = _add(palace, "Never drop a table in production.", type_="feedback")
+    fact = _add(palace, "The cart service is written in Go.", type_="project")
+    out = CliRunner().invoke(main, ["wake", "--why", "--cwd", str(palace)]).output
+    why = out.split("--- why (2 of at most 2 entries loaded)\n")[1]
+    assert f"* L2 {rule}" in why and "critical rule (irreversible consequences)" in why
+    assert f"  L2 {fact}" in why
+    assert "left out: the 2-entry always-load cap was reached (1 left for L2 after L1)" in why
+    data = __import__("json").loads(
+        CliRunner().invoke(main, ["wake", "--why", "--json", "--cwd", str(palace)]).output
+    )
+    assert [r["id"] for r in data["why"]["layers"]["L2"] if not r["loaded"]] == [fact]

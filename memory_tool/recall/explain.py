@@ -122,7 +122,9 @@ def _row(e: Entry, layer: str, loaded: bool, day: dt.date, cfg: dict[str, Any]) 
     )
 
 
-def _layer_rows(layer: Layer, max_entries: int, day: dt.date, cfg: dict[str, Any]) -> list[Row]:
+def _layer_rows(
+    layer: Layer, max_entries: int, cap: int, day: dt.date, cfg: dict[str, Any]
+) -> list[Row]:
     """The layer's candidates in the order the packer took them, each loaded or not, and for
     those left out whether the entry cap or the budget stopped them."""
     picked = {id(e) for e in layer.picked}
@@ -137,7 +139,9 @@ def _layer_rows(layer: Layer, max_entries: int, day: dt.date, cfg: dict[str, Any
             loaded_before += 1
         elif loaded_before >= max_entries:
             row.dropped = DROP_CAP
-            row.detail = f"the {max_entries}-entry cap of {layer.name} was reached"
+            row.detail = f"the {cap}-entry always-load cap was reached"
+            if max_entries != cap:
+                row.detail += f" ({max_entries} left for {layer.name} after L1)"
         else:
             row.dropped = DROP_BUDGET
             row.detail = (
@@ -181,8 +185,8 @@ def explain_brief(idx: Index, cwd: str | Path, extra: list[Unit] | None = None) 
     cap = int(cfg.get("always_load_max", ALWAYS_LOAD_MAX))
     l1, l2 = brief.layers["L1"], brief.layers["L2"]
     out = Explanation(brief=brief, project=brief.project, cap=cap)
-    out.rows["L1"] = _layer_rows(l1, cap, day, cfg)
-    out.rows["L2"] = _layer_rows(l2, max(0, cap - len(l1.picked)), day, cfg)
+    out.rows["L1"] = _layer_rows(l1, cap, cap, day, cfg)
+    out.rows["L2"] = _layer_rows(l2, max(0, cap - len(l1.picked)), cap, day, cfg)
     out.dropped = _dropped(l1_candidates(idx), l1, day, cfg)
     out.dropped += _dropped(l2_candidates(idx, brief.project), l2, day, cfg)
     return out
