@@ -235,3 +235,37 @@ def test_without_the_token_the_browser_is_refused(browser: Any, sandbox: Path) -
         response = page.goto(ui.ui.url)
         assert response.status == 200 and page.url == ui.ui.origin + "/brief"
         context.close()
+
+
+def test_the_screenshot_script_writes_a_png_of_every_main_page(
+    browser: Any, tmp_path: Path
+) -> None:
+    """scripts/screenshots.py keeps the README's pictures current: it must keep working."""
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    out = tmp_path / "images"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "screenshots.py"),
+            "--out",
+            str(out),
+            "--chromium",
+            CHROMIUM,
+            "--base",
+            str(tmp_path / "demo"),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    shots = sorted(p.name for p in out.glob("*.png"))
+    assert shots == sorted(p.name for p in (REPO / "docs" / "images").glob("ui-*.png"))
+    for shot in out.glob("*.png"):
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page, not a blank
+    assert not (tmp_path / "demo").exists()  # the demo palace is cleaned away
