@@ -122,11 +122,13 @@ class Report:
         for f in self.findings:
             pair = f.data.get("paths")
             group = f.data.get("ids")
+            triage = f.data.get("triage")
             if (
                 f.entry_id == entry_id
                 or (path and f.path == path)
                 or (isinstance(pair, list) and path in pair)
                 or (isinstance(group, list) and entry_id in group)
+                or (isinstance(triage, list) and any(r.get("id") == entry_id for r in triage))
             ):
                 out.append(f)
         return out

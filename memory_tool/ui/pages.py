@@ -152,7 +152,7 @@ def memory_view(
     """One memory: its file, frontmatter, links both ways, the doctor's findings about it, and
     the forms that change it. ``draft``: what a person typed into a save that failed, shown
     again so nothing typed is lost."""
-    from ..hygiene.doctor import diagnose
+    from ..hygiene.doctor import diagnose_entry
     from ..store.classify import injects
     from ..store.edit import open_memory
     from ..store.links import backlinks, outgoing
@@ -172,7 +172,7 @@ def memory_view(
             file, readonly = None, str(exc)
         links = outgoing(idx, e)
         back = backlinks(idx, e)
-        findings = diagnose(idx, s.cwd).about(e.id, e.path)
+        findings = diagnose_entry(idx, e.id, s.cwd)
         compiled = compiled_rooms()
         room_names = [r for r in compiled.names if injects(r, compiled)]
         info = facts(e)
