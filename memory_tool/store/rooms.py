@@ -186,7 +186,13 @@ def room_vocabulary() -> dict[str, dict[str, Any]]:
     """Each room's own words as rooms.yaml lists them (``description`` and the lists of
     VOCABULARY_KINDS), folder-only rooms with their name alone: what the classifier matches a
     prompt against, for a person to read. A rooms.yaml that does not parse shows the shipped
-    rooms, as room recall then uses them."""
+    rooms, as room recall then uses them. Cached by file state, as the compiled rooms are
+    (parsing the shipped rooms.yaml takes a few hundred milliseconds)."""
+    value: dict[str, dict[str, Any]] = cached_json("rooms-vocabulary", _sources(), _vocabulary)
+    return value
+
+
+def _vocabulary() -> dict[str, dict[str, Any]]:
     from ..base.resources import template_path
 
     try:
