@@ -237,3 +237,21 @@ def test_the_server_stops_without_leaving_its_port_open(sandbox: Path) -> None:
             return
         time.sleep(0.1)
     pytest.fail("the port still answers after stop()")
+
+
+def test_pages_show_the_files_as_they_are_now(ui: Served) -> None:
+    """Files are the truth: a note written by hand appears, a memory edited in place shows its
+    new text, and one deleted by hand is gone, without a command in between."""
+    room = Path(os.environ["HOME"]) / ".claude" / "memory-tool" / "rooms" / "api"
+    room.mkdir(parents=True, exist_ok=True)
+    (room / "pagination.md").write_text(
+        "---\nname: pagination\ndescription: Cursor pagination only.\n---\n\nNo offsets.\n"
+    )
+    assert "Cursor pagination only." in ui.request("GET", "/rooms?room=api")[2]
+    path = next(p for p in room.parent.joinpath("authentication").glob("old-login-page*.md"))
+    path.write_text(path.read_text().replace("still serves", "no longer serves"))
+    _, _, page = ui.request("GET", "/rooms?room=authentication")
+    assert "no longer serves" in page and "still serves" not in page
+    path.unlink()
+    assert "no longer serves" not in ui.request("GET", "/rooms?room=authentication")[2]
+    assert ui.request("GET", f"/memory/{ui.ids['old-login-page']}")[0] == 404

@@ -11,7 +11,7 @@ from typing import Any
 from ..base import paths
 from ..base.config import load_config, today
 from ..base.errors import MemoryToolError
-from .render import chosen_project, facts, index, projects, render, settings_of
+from .render import chosen_project, facts, fresh, index, projects, render, settings_of
 
 # Search shows this many hits: a page of ids, as `memory-tool search --limit 20`.
 SEARCH_LIMIT = 20
@@ -39,14 +39,14 @@ def brief(request: Any) -> Any:
 
     s = settings_of(request)
     with index() as idx:
-        idx.refresh(s.cwd, sessions=False)
+        fresh(idx, s.cwd)
         found = projects(idx, s.cwd)
         project = chosen_project(found, request.query_params.get("project"))
         if project is None:
             return _not_found(request, "no such project: pick one from the list")
         explanation = None
         if project.root:
-            idx.refresh(project.root, sessions=False)  # its CONTEXT.md, if it has one
+            idx.refresh_for_wake(project.root)  # exactly what SessionStart refreshes
             explanation = explain_brief(idx, project.root, extra=wake_units(idx, project.root))
         day, cfg = today(), load_config()
         facts_by_id: dict[str, Any] = {}
@@ -78,7 +78,7 @@ def rooms(request: Any) -> Any:
     q = request.query_params
     room, prompt = q.get("room", ""), q.get("prompt", "").strip()
     with index() as idx:
-        idx.refresh(s.cwd, sessions=False)
+        fresh(idx, s.cwd)
         found = projects(idx, s.cwd)
         project = chosen_project(found, q.get("project"))
         if project is None:
@@ -86,13 +86,17 @@ def rooms(request: Any) -> Any:
         compiled = compiled_rooms()
         vocabulary = room_vocabulary()
         day, cfg = today(), load_config()
+        every = idx.memories()
+        if "room" in q:  # the listed room's memories as their files are now
+            listed = {e.id for e in idx.current(e for e in every if e.room == room)}
+            every = [e for e in every if e.room != room] + idx.get_many(sorted(listed))
         members: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for e in idx.memories():
+        for e in every:
             members[e.room or ""].append(facts(e, day, cfg))
         preview = None
         if prompt:
             cwd = project.root or s.cwd
-            idx.refresh(cwd, sessions=False)
+            idx.refresh_for_wake(cwd)  # the brief the prompt would follow
             loaded = build_brief(idx, cwd)
             exclude = {e.id for layer in loaded.layers.values() for e in layer.picked}
             preview = preview_prompt(idx, prompt, cwd, exclude)
@@ -160,7 +164,7 @@ def memory_view(
 
     s = settings_of(request)
     with index() as idx:
-        idx.refresh(s.cwd, sessions=False)
+        fresh(idx, s.cwd)
         try:
             e = idx.get_current(entry_id)
         except MemoryToolError as exc:  # no such id, or not an id at all
@@ -236,13 +240,13 @@ def sessions(request: Any) -> Any:
     """Cold summaries as a timeline per project, and the wiki."""
     s = settings_of(request)
     with index() as idx:
-        idx.refresh(s.cwd, sessions=False)
+        fresh(idx, s.cwd)
         found = projects(idx, s.cwd)
         project = chosen_project(found, request.query_params.get("project"))
         if project is None:
             return _not_found(request, "no such project: pick one from the list")
-        cold = idx.entries(source="cold", project=project.key)
-        wiki = idx.entries(source="wiki")
+        cold = idx.current(idx.entries(source="cold", project=project.key))
+        wiki = idx.current(idx.entries(source="wiki"))
         counts = {p.key: 0 for p in found}
         for e in idx.entries(source="cold"):
             counts[e.project] = counts.get(e.project, 0) + 1
@@ -273,7 +277,7 @@ def search_page(request: Any) -> Any:
     hits: list[Any] = []
     values: dict[str, list[str]] = {}
     with index() as idx:
-        idx.refresh()
+        idx.refresh()  # as `memory-tool search` does: past sessions included
         for column in ("room", "type", "project"):
             values[column] = idx.distinct_values(column)
         if text:
@@ -309,7 +313,7 @@ def health(request: Any) -> Any:
 
     s = settings_of(request)
     with index() as idx:
-        idx.refresh(s.cwd)
+        idx.refresh(s.cwd)  # as `memory-tool doctor` does: every file checked
         report = diagnose(idx, s.cwd)
     groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for f in report.findings:

@@ -60,6 +60,16 @@ def index() -> Iterator[Index]:
         yield idx
 
 
+def fresh(idx: Index, cwd: str) -> None:
+    """Bring the index up to the files the way the hooks do, not with a stat of every file (a
+    second at 10,000 files, on every page): build it if it never was, else scan again the
+    folders whose listing changed (a file added, deleted, or saved by an editor's rename). A
+    page checks the memories it shows against their files (``Index.current``), so an edit in
+    place shows too; the UI's own changes index their file as they write it."""
+    if not idx.ensure_built(cwd):
+        idx.refresh_changed_folders(cwd)
+
+
 def projects(idx: Index, cwd: str) -> list[Project]:
     """Every project memory knows of (a Claude Code memory folder, memories or cold summaries of
     its own), the one ``cwd`` is in first, each with its folder where that is known."""
