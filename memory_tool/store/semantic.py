@@ -377,17 +377,3 @@ def similarities(idx: Index, query: str) -> dict[str, float]:
 def usable(idx: Index) -> bool:
     """Semantic search applies: the extra is installed and this index holds vectors."""
     return has_vectors(idx) and available()
-
-
-# A search embeds at most this many entries added since the last `memory-tool index` (a few
-# `add`s: well under a second); a bigger backlog waits for `memory-tool index`.
-SEARCH_EMBED_MAX = 32
-
-
-def ready_for_search(idx: Index) -> bool:
-    """Whether a search (the CLI's, the UI's) fuses in similarity: vectors are stored and the
-    extra is installed. New entries get their vectors on the way."""
-    if not usable(idx):
-        return False
-    update(idx, limit=SEARCH_EMBED_MAX)
-    return True

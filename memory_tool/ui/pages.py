@@ -267,29 +267,27 @@ def sessions(request: Any) -> Any:
 
 
 def search_page(request: Any) -> Any:
-    """The CLI's search (one ranking): ids first, a peek at each, the full text one click on."""
-    from ..store import semantic
-    from ..store.search import search
+    """The CLI's search (recall.depth, as the CLI and the MCP server answer): ids first, a peek
+    at each, the full text one click on."""
+    from ..recall import depth
 
     q = request.query_params
     text = q.get("q", "").strip()
     room, type_, project = q.get("room") or None, q.get("type") or None, q.get("project") or None
     hits: list[Any] = []
+    notes: list[str] = []
     values: dict[str, list[str]] = {}
     with index() as idx:
         idx.refresh()  # as `memory-tool search` does: past sessions included
         for column in ("room", "type", "project"):
             values[column] = idx.distinct_values(column)
         if text:
-            hits = search(
-                idx,
-                text,
-                limit=SEARCH_LIMIT,
-                room=room,
-                type_=type_,
-                project=project,
-                semantic=semantic.ready_for_search(idx),
+            hits = depth.find(
+                idx, text, limit=SEARCH_LIMIT, room=room, type_=type_, project=project
             )
+            if not hits:
+                notes = depth.unknown_filters(idx, room=room, type=type_, project=project)
+        peeks = {h.entry.id: depth.peek_text(h.entry) for h in hits}
     return render(
         request,
         "search.html",
@@ -299,6 +297,8 @@ def search_page(request: Any) -> Any:
         project=project or "",
         values=values,
         hits=hits,
+        peeks=peeks,
+        notes=notes,
         searched=bool(text),
     )
 
