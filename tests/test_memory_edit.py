@@ -182,10 +182,12 @@ def test_only_files_inside_the_memory_folders_can_be_changed(palace: Path, tmp_p
         with pytest.raises(MemoryToolError, match="not a memory id"):
             edit.open_memory(idx, "../../../etc/passwd")
     assert outside.read_text().endswith("Not a memory of ours.\n")
+    (paths.projects_dir() / "k" / "memory").mkdir(parents=True)
     assert edit.within_roots(paths.palace_dir("wiki") / "x.md")
     assert edit.within_roots(paths.projects_dir() / "k" / "memory" / "x.md")
     assert not edit.within_roots(paths.projects_dir() / "k" / "session.jsonl")
     assert not edit.within_roots(paths.palace_dir("wiki") / ".." / "config.yaml")
+    assert not edit.within_roots(paths.palace_dir("inbox") / "i-123456.md")
 
 
 def test_a_frontmatter_that_never_closes_is_not_rewritten(palace: Path) -> None:
@@ -199,3 +201,24 @@ def test_a_frontmatter_that_never_closes_is_not_rewritten(palace: Path) -> None:
         with pytest.raises(MemoryToolError, match="never closes"):
             edit.set_pinned(idx, entry.id, True)
     assert "always" not in path.read_text()
+
+
+def test_a_memory_in_a_folder_autoMemoryDirectory_names_can_be_changed_and_archived(
+    palace: Path, tmp_path: Path
+) -> None:
+    """Claude Code may keep a project's memory elsewhere (autoMemoryDirectory): that folder is
+    a memory folder like any other, for editing as for reading."""
+    moved = tmp_path / "team-memory"
+    (palace / ".claude").mkdir()
+    (palace / ".claude" / "settings.json").write_text(
+        '{"autoMemoryDirectory": "%s"}' % moved  # noqa: UP031 - JSON braces
+    )
+    mid = _add(palace, "Releases are cut on Mondays.", type_="project")
+    with open_index() as idx:
+        idx.refresh_for_wake(palace)  # a session there registers the folder
+        path = Path(idx.get(mid).path)
+        assert path.parent == moved
+        assert edit.set_pinned(idx, mid, True).always
+        dest = edit.archive_memory(idx, mid)
+    assert not path.exists() and dest.is_file()
+    assert dest.is_relative_to(edit.archive_dir() / "elsewhere")

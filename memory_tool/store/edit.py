@@ -4,8 +4,10 @@ archiving it. The web UI does its writes through here, and any front end can.
 The file stays the truth. Each change is written to the file atomically, what a person typed
 is redacted first (secrets, ``<private>`` spans) as ``add`` does, and then that one file is
 indexed again. Text nobody touched is left byte for byte. Only files inside the memory folders
-are changed: an id is looked up in the index, and the file it names must resolve inside
-Claude Code's project memory folders or the palace (links out of them are refused).
+are changed: an id is looked up in the index, and the file it names must resolve (links
+followed) inside a folder memory-tool indexes as memory: a project's auto-memory folder
+(wherever ``autoMemoryDirectory`` puts it), a subagent's memory folder, or the palace's
+``identity/``, ``rooms/``, ``wiki/`` and ``cold/``.
 """
 
 from __future__ import annotations
@@ -29,9 +31,7 @@ from .palace import claim_file, find_duplicate, first_sentence, memory_index_lin
 
 # What a person can change here: memory files. Past sessions are transcripts Claude Code owns;
 # a project's thoughts/CONTEXT.md lives in the project, outside the memory folders.
-EDITABLE_SOURCES = ("claude", "identity", "room", "wiki", "cold")
-# The palace folders that hold memory files (hot/ and inbox/ hold working state, not memories).
-PALACE_MEMORY_DIRS = ("identity", "rooms", "wiki", "cold")
+EDITABLE_SOURCES = ("claude", "agent", "identity", "room", "wiki", "cold")
 # Archived memories go here, under the state root: never indexed, never loaded; moving a file
 # back to where it was restores it.
 ARCHIVE_DIR = "archive"
@@ -56,31 +56,36 @@ class MemoryFile:
 # --- where a memory may be changed --------------------------------------------------------------
 
 
-def _under(path: str, root: Path) -> bool:
-    base = os.path.realpath(root)
-    return path.startswith(base + os.sep)
+def memory_folders(idx: Index | None = None) -> list[tree.Folder]:
+    """The folders whose files this module may change: every memory folder the index reads
+    (those sessions registered included, when ``idx`` is given), not hot/, inbox/ or CONTEXT.md."""
+    folders = tree.all_folders() + (idx.registered_folders() if idx is not None else [])
+    return [f for f in folders if f.source in EDITABLE_SOURCES]
 
 
-def within_roots(path: str | Path) -> bool:
-    """Whether ``path``, links resolved, is a file in a project's memory folder
-    (``<config>/projects/<project>/memory/``) or in the palace's memory folders."""
-    real = os.path.realpath(path)
-    if any(_under(real, paths.palace_dir(name)) for name in PALACE_MEMORY_DIRS):
-        return True
-    projects = os.path.realpath(paths.projects_dir())
-    if not real.startswith(projects + os.sep):
-        return False
-    parts = Path(real[len(projects) + 1 :]).parts
-    return len(parts) >= 3 and parts[1] == "memory"
+def _containing(real: str, folders: list[tree.Folder]) -> tree.Folder | None:
+    best: tree.Folder | None = None
+    best_len = -1
+    for f in folders:
+        base = os.path.realpath(f.path)
+        if real.startswith(base + os.sep) and len(base) > best_len:
+            best, best_len = f, len(base)
+    return best
 
 
-def folder_of(path: str | Path) -> tree.Folder | None:
-    """The memory folder a file belongs to (the nearest one up its path)."""
-    folders = {str(f.path): f for f in tree.all_folders()}
+def within_roots(path: str | Path, folders: list[tree.Folder] | None = None) -> bool:
+    """Whether ``path``, links resolved, is a file inside one of the memory folders."""
+    return _containing(os.path.realpath(path), folders or memory_folders()) is not None
+
+
+def folder_of(path: str | Path, folders: list[tree.Folder] | None = None) -> tree.Folder | None:
+    """The memory folder a file belongs to, by where it is listed (the nearest folder up its
+    path, links not followed: what the index files it under)."""
+    by_path = {str(f.path): f for f in (folders or memory_folders())}
     here = os.path.dirname(os.fspath(path))
     while True:
-        if here in folders:
-            return folders[here]
+        if here in by_path:
+            return by_path[here]
         up = os.path.dirname(here)
         if up == here:
             return None
@@ -97,8 +102,9 @@ def open_memory(idx: Index, entry_id: str) -> MemoryFile:
     if entry.source not in EDITABLE_SOURCES:
         what = "a past session's transcript" if entry.source == "session" else "not a memory file"
         raise _refuse(entry, f"is {what}: it can be read here, not changed.")
-    folder = folder_of(entry.path)
-    if folder is None or not within_roots(entry.path):
+    folders = memory_folders(idx)
+    folder = folder_of(entry.path, folders)
+    if folder is None or not within_roots(entry.path, folders):
         raise _refuse(entry, "is not inside the memory folders: it is left alone.")
     try:
         raw = Path(entry.path).read_bytes()
@@ -293,10 +299,16 @@ def archive_memory(idx: Index, entry_id: str) -> Path:
     mf = open_memory(idx, entry_id)
     src = Path(mf.entry.path)
     real = Path(os.path.realpath(src))
-    try:
-        rel = real.relative_to(os.path.realpath(paths.state_root()))
-    except ValueError:
-        rel = Path("projects") / real.relative_to(os.path.realpath(paths.projects_dir()))
+    rel = None
+    for root in (paths.state_root(), paths.config_dir()):  # rooms/..., projects/<p>/memory/...
+        try:
+            rel = real.relative_to(os.path.realpath(root))
+            break
+        except ValueError:
+            continue
+    if rel is None:  # an autoMemoryDirectory or a project's agent-memory elsewhere
+        base = Path(os.path.realpath(mf.folder.path))
+        rel = Path("elsewhere") / paths.sanitize_path(str(base)) / real.relative_to(base)
     dest = archive_dir() / rel
     n = 1
     while dest.exists():
