@@ -15,15 +15,18 @@ from ..base.config import load_config, today
 from ..hygiene.age import stale_items
 from ..hygiene.doctor import diagnose
 from ..hygiene.fix import FixResult, fix
-from ..hygiene.report import NOTE, PROBLEM, Finding, Report
+from ..hygiene.report import NOTE, PROBLEM, Finding, Report, sorted_findings
 from ..hygiene.wake_line import wake_units
 from ..recall.wake import build_brief
 from ..store.entry import Entry
 from ..store.index import Index, open_index
+from ..sync.state import sync_findings
 from .app import domain_errors, main
 from .options import cwd_option, json_option
 
 TITLES = {
+    "sync": "syncs that failed (they retry by themselves)",
+    "conflict": "sync conflicts: two versions kept, keep one",
     "config": "config.yaml settings that are not valid",
     "rooms": "rooms files that do not parse or compile",
     "expired": "expired (past their `expires:` date)",
@@ -128,6 +131,7 @@ def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> No
             if fixed.actions:
                 idx.refresh(cwd)
                 report = diagnose(idx, cwd, duplicates=not no_duplicates)
+    report.findings = sorted_findings(sync_findings() + report.findings)
     if as_json:
         data = report.to_json()
         if fixed is not None:

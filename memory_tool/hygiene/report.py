@@ -13,6 +13,8 @@ NOTE = "note"  # worth knowing, nothing to repair by force
 
 # Problem kinds in the order the summary line names them, with singular and plural labels.
 LABELS: dict[str, tuple[str, str]] = {
+    "sync": ("failed sync", "failed syncs"),
+    "conflict": ("sync conflict", "sync conflicts"),
     "config": ("config.yaml problem", "config.yaml problems"),
     "rooms": ("broken rooms file", "broken rooms files"),
     "expired": ("expired", "expired"),

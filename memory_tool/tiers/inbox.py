@@ -253,23 +253,30 @@ def get_candidate(cid: str) -> Candidate:
     return c
 
 
-def accept(idx: Any, cid: str, room: str | None = None, cwd: str | None = None) -> Any:
+def accept(
+    idx: Any, cid: str, room: str | None = None, cwd: str | None = None, team: str | None = None
+) -> Any:
     """Write the candidate as a real memory (Claude Code format, ``created`` date, a
-    ``MEMORY.md`` line) and drop it from the inbox. Returns the new Entry."""
+    ``MEMORY.md`` line) and drop it from the inbox. Returns the new Entry. ``team``: into that
+    team palace (``room`` there, else its wiki)."""
     from ..store.palace import add_memory
 
     c = get_candidate(cid)
     target_cwd = cwd or c.cwd or os.getcwd()
-    if not os.path.isdir(target_cwd):
+    if not team and not os.path.isdir(target_cwd):
         raise MemoryToolError(
             f"the session's project folder {target_cwd} is gone: pass --cwd to say which "
             "project the memory belongs to."
         )
     tier = None if room else (c.tier or None)
+    if team and not room:
+        tier = "wiki"  # a team palace holds rooms and a wiki, no project folders
     extra: dict[str, object] = {"origin": f"inbox:{c.kind}"}
     if c.session:
         extra["originSessionId"] = c.session
-    entry = add_memory(idx, c.text, type_=c.type, cwd=target_cwd, room=room, tier=tier, extra=extra)
+    entry = add_memory(
+        idx, c.text, type_=c.type, cwd=target_cwd, room=room, tier=tier, extra=extra, team=team
+    )
     _mark_decided(c.id, "accepted")
     c.path.unlink(missing_ok=True)
     return entry
