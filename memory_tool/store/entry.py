@@ -388,12 +388,11 @@ def team_label(entry: Entry) -> str:
 def full_text(entry: Entry) -> str:
     """Depth 3: the whole memory as stored in the index (sanitised)."""
     head = entry.name or entry.id
-    parts = [f"# {head} [{entry.id}]"]
+    team = team_label(entry).strip()
+    parts = [f"# {head} [{entry.id}]" + (f" {team}" if team else "")]
     if entry.description and not one_line(entry.body).startswith(one_line(entry.description)):
         parts.append(entry.description)
     meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"
-    if entry.extra.get("team"):
-        meta += f"; team: {entry.extra['team']}"
     parts.append(meta)
     parts.append(entry.body.strip())
     return escape_fence("\n".join(p for p in parts if p)) + "\n"

@@ -20,7 +20,6 @@ from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_text, file_lock
 from ..base.record import field, record
 from ..hygiene.roots import discover_roots, remember_root
-from ..store import tree
 from ..store.index import open_index
 from .repo import run_checked
 
@@ -137,8 +136,9 @@ def link(cwd: str | Path, project_id: str | None) -> tuple[str, str | None]:
 
 # --- resolving ---------------------------------------------------------------------------------
 def local_keys() -> list[str]:
-    """Every project key this machine has memory of: Claude Code's folders, cold summaries."""
-    keys = {f.project for f in tree.claude_folders()}
+    """Every project key this machine knows: each folder Claude Code keeps (with memory or
+    only sessions so far: memory may arrive for it) and each with cold summaries."""
+    keys = set(_subdirs(paths.projects_dir()))
     keys.update(_subdirs(paths.palace_dir("cold")))
     return sorted(keys)
 

@@ -14,6 +14,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -29,6 +30,9 @@ NETWORK_TIMEOUT_S = 180
 # Local git commands (add, commit, merge) on a palace of tens of thousands of files finish in
 # seconds; this only stops a wedged one.
 LOCAL_TIMEOUT_S = 600
+# A git index lock this old is left over from a run that died (git holds it for the length of
+# one command); a younger one may belong to a git still finishing after its caller was killed.
+STALE_LOCK_S = 10
 # Files merged by taking every line of both sides: Claude Code's MEMORY.md index and the
 # inbox's decided list only ever gain lines, so a text conflict there would be noise.
 UNION_FILES = ("MEMORY.md", ".decided")
@@ -271,8 +275,16 @@ class Repo:
         redoes it) and a stale index lock (we hold the sync lock, so no git of ours runs)."""
         git = self.path / ".git"
         lock = git / "index.lock"
-        if lock.exists():
-            lock.unlink(missing_ok=True)
+        deadline = time.monotonic() + STALE_LOCK_S
+        while lock.exists():
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except OSError:
+                break
+            if age >= STALE_LOCK_S or time.monotonic() >= deadline:
+                lock.unlink(missing_ok=True)  # its git is gone (a crash, a power cut)
+                break
+            time.sleep(0.2)  # a git orphaned by a killed run may still be finishing
         if (git / "MERGE_HEAD").exists():
             self.run("merge", "--abort", check=False)
             if (git / "MERGE_HEAD").exists():

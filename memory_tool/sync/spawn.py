@@ -5,8 +5,9 @@ sync, so the summary travels too); SessionStart starts ``detached start`` (fetch
 the remote has something new) at most every ``START_INTERVAL_S``. Both only once a remote is set
 up and ``sync.auto`` / ``sync.on_start`` are on in config.yaml.
 
-Hook path: this module imports ``os`` and ``sys`` and our ``base`` only; git runs in the
-detached process, never in the hook. When sync is not set up the cost is two ``stat`` calls.
+Hook path: this module imports ``os`` and ``sys`` and our ``base`` only (no subprocess, no
+git): git runs in the detached process, never in the hook. When sync is not set up the cost is
+two ``stat`` calls.
 """
 
 from __future__ import annotations
@@ -63,25 +64,25 @@ def wanted(kind: str) -> bool:
 
 def spawn_sync(kind: str, *, cwd: str = "", session: str = "") -> bool:
     """Start a detached sync of ``kind``; True when one was started (SessionEnd then leaves
-    the Scribe to it). Never raises: a hook must not fail for a sync."""
+    the Scribe to it). Never raises: a hook must not fail for a sync. ``posix_spawn`` in a new
+    session, as the hook server is started: importing subprocess would cost the hook more."""
     try:
         if not wanted(kind):
             return False
-        import subprocess
-
         args = [sys.executable, "-m", "memory_tool.sync.detached", kind]
         if cwd:
             args += ["--cwd", cwd]
         if session:
             args += ["--session", session]
-        subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        devnull = os.open(os.devnull, os.O_RDWR)
+        try:
+            actions = [(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)]
+            os.posix_spawn(sys.executable, args, env, file_actions=actions, setsid=True)
+        finally:
+            os.close(devnull)
     except Exception as exc:  # noqa: BLE001 - fail open, like the hook that asked
         log_error("sync", exc)
         return False
