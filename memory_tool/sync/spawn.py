@@ -55,8 +55,8 @@ def wanted(kind: str) -> bool:
             pass
         try:
             os.makedirs(stamp.parent, mode=0o700, exist_ok=True)
-            with open(stamp, "w", encoding="utf-8"):
-                pass
+            os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            os.utime(stamp)
         except OSError:
             return False
     return True
