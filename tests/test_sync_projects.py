@@ -136,3 +136,25 @@ def _key(folder: Path) -> str:
     from memory_tool.base.paths import sanitize_path
 
     return sanitize_path(str(folder.resolve()))
+
+
+def test_memory_waiting_for_a_folder_arrives_once_the_project_is_known_here(
+    tmp_path: Path,
+) -> None:
+    code = bare_repo(tmp_path / "code" / "api.git")
+    a, b = Machine(tmp_path, "laptop"), Machine(tmp_path, "desktop")
+    clone_a = clone_at(code, a.home / "api", str(code))
+    clone_b = clone_at(code, b.home / "projects" / "api", str(code))
+    memory = bare_repo(tmp_path / "memory.git")
+    a.run("add", "--cwd", str(clone_a), "--type", "project", "The API freezes on 2026-12-20.")
+    a.run("sync", "init", str(memory), cwd=clone_a)
+    out = b.run("sync", "init", str(memory)).stdout  # B has never opened its clone
+    assert "not on this machine yet" in out
+    assert "waiting for a folder here" in b.run("sync", "status").stdout
+    assert not (b.claude / "projects" / _key(clone_b)).exists()
+    # A sync started inside the clone (as the session-start pull is) maps it; the remote has
+    # nothing new, yet what was waiting arrives.
+    b.run("sync", cwd=clone_b)
+    arrived = b.claude / "projects" / _key(clone_b) / "memory"
+    assert "freezes on 2026-12-20" in "\n".join(p.read_text() for p in arrived.glob("*.md"))
+    assert "waiting for a folder here" not in b.run("sync", "status").stdout

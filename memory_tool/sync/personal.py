@@ -27,7 +27,7 @@ from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_bytes, ensure_dir
 from ..base.record import field, record
 from . import layout, state
-from .projects import Projects, resolve
+from .projects import Projects, folder_name, resolve
 from .repo import (
     UNION_FILES,
     ZERO_SHA,
@@ -137,6 +137,12 @@ def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> N
     if head is not None and imported != head:  # a run stopped between merging and copying
         _pull_into_local(r, projects, imported if _known(r, imported) else None, head, report)
         state.update(NAME, imported=head)
+    mapped = sorted(projects.keys)
+    new = [i for i in mapped if i not in state.load(NAME).get("mapped", [])]
+    if head is not None and new:  # a folder found for a project whose memory was waiting
+        only = [f"{layout.PROJECTS}/{folder_name(i)}" for i in new]
+        _pull_into_local(r, projects, None, head, report, only)
+    state.update(NAME, mapped=mapped)
     if pull_only:
         report.fetched = r.fetch()
         _, behind = r.ahead_behind()
@@ -302,7 +308,12 @@ def _export(r: Repo, projects: Projects, report: Report) -> None:
 
 # --- the repository -> this machine ------------------------------------------------------------
 def _pull_into_local(
-    r: Repo, projects: Projects, old: str | None, new: str, report: Report
+    r: Repo,
+    projects: Projects,
+    old: str | None,
+    new: str,
+    report: Report,
+    only: list[str] | None = None,
 ) -> None:
     """Bring what changed between two commits to this machine's files. A local file is only
     replaced or deleted when it is exactly what ``old`` held; one changed here meanwhile is
@@ -310,7 +321,7 @@ def _pull_into_local(
     delete there keeps the edit)."""
     day = today().isoformat()
     remote = r.remote_head() or new
-    for rel, old_sha, new_sha in r.changed_paths(old, new):
+    for rel, old_sha, new_sha in r.changed_paths(old, new, only or ()):
         local = layout.local_path(rel, projects)
         if local is None:
             continue

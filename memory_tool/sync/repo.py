@@ -217,12 +217,15 @@ class Repo:
         out = self.run("ls-files", "-z").out
         return [p for p in out.split("\0") if p]
 
-    def changed_paths(self, old: str | None, new: str) -> list[tuple[str, str, str]]:
+    def changed_paths(
+        self, old: str | None, new: str, only: Sequence[str] = ()
+    ) -> list[tuple[str, str, str]]:
         """(path, old blob, new blob) of each file that differs between two commits (a blob of
-        zeros: the file is absent on that side)."""
+        zeros: the file is absent on that side); ``only``: under these folders."""
         out = self.run(
-            "diff", "--raw", "-z", "--no-renames", "--no-abbrev", old or EMPTY_TREE, new
-        ).out
+            "diff", "--raw", "-z", "--no-renames", "--no-abbrev", old or EMPTY_TREE, new,
+            "--", *(f"{folder}/" for folder in only),
+        ).out  # fmt: skip
         items = out.split("\0")
         changes = []
         for i in range(0, len(items) - 1, 2):
