@@ -58,7 +58,7 @@ def export(target: str | Path, cwd: str | Path | None = None) -> ExportReport:
     members: list[tuple[str, bytes]] = []
     for rel, local in sorted(layout.local_files(projects).items()):
         try:
-            data = local.read_bytes()
+            data = Path(local).read_bytes()
         except OSError:
             continue
         out = layout.outgoing(data)

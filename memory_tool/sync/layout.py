@@ -71,10 +71,10 @@ def outgoing(data: bytes) -> Outgoing:
     return Outgoing(clean.encode("utf-8"), why)
 
 
-def _walk(folder: Path, rel: str) -> Iterator[tuple[str, Path]]:
+def _walk(folder: Path, rel: str) -> Iterator[tuple[str, str]]:
     """(repo path, local path) of every travelling file under ``folder``; no symlinks, no dot
-    folders, no deeper than the index walks."""
-    stack: list[tuple[Path, str, int]] = [(folder, rel, 0)]
+    folders, no deeper than the index walks. Strings, not Paths: a palace has 10,000s."""
+    stack: list[tuple[str, str, int]] = [(str(folder), rel, 0)]
     while stack:
         here, prefix, depth = stack.pop()
         try:
@@ -86,16 +86,17 @@ def _walk(folder: Path, rel: str) -> Iterator[tuple[str, Path]]:
             try:
                 if item.is_dir(follow_symlinks=False):
                     if depth < MAX_WALK_DEPTH and not item.name.startswith("."):
-                        stack.append((Path(item.path), f"{prefix}/{item.name}", depth + 1))
+                        stack.append((item.path, f"{prefix}/{item.name}", depth + 1))
                 elif item.is_file(follow_symlinks=False) and travels(item.name):
-                    yield f"{prefix}/{item.name}", Path(item.path)
+                    yield f"{prefix}/{item.name}", item.path
             except OSError:
                 continue
 
 
-def local_files(projects: Projects) -> dict[str, Path]:
-    """Every file of this machine that travels, by its path in the repository."""
-    out: dict[str, Path] = {}
+def local_files(projects: Projects) -> dict[str, str]:
+    """Every file of this machine that travels (its local path), by its path in the
+    repository."""
+    out: dict[str, str] = {}
     root = paths.state_root()
     for name in PALACE_FOLDERS:
         out.update(_walk(root / name, name))
@@ -106,7 +107,7 @@ def local_files(projects: Projects) -> dict[str, Path]:
             with os.scandir(memory) as it:
                 for item in it:
                     if travels(item.name) and item.is_file(follow_symlinks=False):
-                        out[f"{base}/{MEMORY}/{item.name}"] = Path(item.path)
+                        out[f"{base}/{MEMORY}/{item.name}"] = item.path
         except OSError:
             pass
         out.update(_walk(paths.palace_dir("cold") / key, f"{base}/{COLD}"))

@@ -131,7 +131,10 @@ def _record(report: Report) -> dict[str, Any]:
 def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> None:
     projects = resolve(cwd)
     report.unsynced = projects.unsynced
-    _restore_tree(r)
+    r.clear_leftovers()  # a half-done merge, a stale git lock
+    if state.load(NAME).get("running", True):
+        _restore_tree(r)  # a run stopped midway (or none ran yet): redo it from the files here
+    state.update(NAME, running=os.getpid())
     imported = state.load(NAME).get("imported")
     head = r.head()
     if head is not None and imported != head:  # a run stopped between merging and copying
@@ -193,7 +196,6 @@ def _known(r: Repo, rev: Any) -> bool:
 def _restore_tree(r: Repo) -> None:
     """The working tree exactly as committed: what a stopped run wrote into it is redone
     from this machine's files by the export (they are the truth)."""
-    r.clear_leftovers()
     if r.head() is not None:
         r.run("reset", "-q", "--hard", "HEAD")
     else:
@@ -237,10 +239,10 @@ def committed_blobs(r: Repo) -> dict[str, str]:
 
 def scan_local(
     projects: Projects, stamps: dict[str, list[Any]]
-) -> tuple[dict[str, tuple[Path, str, bytes | None]], list[tuple[str, str]], list[tuple[str, str]]]:
+) -> tuple[dict[str, tuple[str, str, bytes | None]], list[tuple[str, str]], list[tuple[str, str]]]:
     """Each travelling local file: (its path, the blob id it sends, the data when it was read);
     plus what is redacted and what is held back. ``stamps`` is updated."""
-    files: dict[str, tuple[Path, str, bytes | None]] = {}
+    files: dict[str, tuple[str, str, bytes | None]] = {}
     redacted: list[tuple[str, str]] = []
     held: list[tuple[str, str]] = []
     fresh: dict[str, list[Any]] = {}
@@ -256,9 +258,8 @@ def scan_local(
                 redacted.append((rel, old[3]))
             files[rel] = (path, old[2], None)
             continue
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = _read(Path(path))
+        if data is None:
             continue
         out = layout.outgoing(data)
         if out.data is None:
@@ -285,7 +286,7 @@ def _export(r: Repo, projects: Projects, report: Report) -> None:
         if committed.get(rel) == sha:
             continue
         if data is None:  # the stamp said unchanged, but the repository differs: read it
-            out = layout.outgoing(path.read_bytes())
+            out = layout.outgoing(_read(Path(path)) or b"")
             if out.data is None:
                 continue
             data = out.data
@@ -321,6 +322,9 @@ def _pull_into_local(
     delete there keeps the edit)."""
     day = today().isoformat()
     remote = r.remote_head() or new
+    # The working tree is ``new`` (each caller has just merged or reset to it): its files are
+    # read directly, not one `git cat-file` process per file.
+    in_tree = r.head() == new
     for rel, old_sha, new_sha in r.changed_paths(old, new, only or ()):
         local = layout.local_path(rel, projects)
         if local is None:
@@ -336,7 +340,9 @@ def _pull_into_local(
             else:
                 report.kept_local.append(str(local))
             continue
-        incoming = r.cat_blob(new_sha)
+        incoming = _read(r.path / rel) if in_tree else None
+        if incoming is None or blob_sha(incoming) != new_sha:
+            incoming = r.cat_blob(new_sha)
         if current == incoming:
             continue
         if current is None or here in (old_sha, new_sha):

@@ -77,7 +77,7 @@ def finish(name: str, ok: bool, message: str, **values: Any) -> None:
     """Record how a run ended (the message of a failure is what status and doctor show)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
     last = {"at": stamp, "ok": ok, "message": message, "pid": os.getpid()}
-    update(name, last=last, **({"last_ok": stamp} if ok else {}), **values)
+    update(name, last=last, running=None, **({"last_ok": stamp} if ok else {}), **values)
 
 
 def names() -> list[str]:
