@@ -158,3 +158,17 @@ def test_memory_waiting_for_a_folder_arrives_once_the_project_is_known_here(
     arrived = b.claude / "projects" / _key(clone_b) / "memory"
     assert "freezes on 2026-12-20" in "\n".join(p.read_text() for p in arrived.glob("*.md"))
     assert "waiting for a folder here" not in b.run("sync", "status").stdout
+
+
+def test_a_password_in_the_remote_url_is_never_shown(tmp_path: Path) -> None:
+    from machines import free_port
+
+    m = Machine(tmp_path, "laptop")
+    m.run("add", "--room", "api", "Pagination is cursor-based.")
+    url = f"http://dana:hunter2-pw@127.0.0.1:{free_port()}/memory.git"  # nothing listens
+    failed = m.run("sync", "init", url, ok=False)
+    assert failed.returncode == 1 and "could not reach the remote" in failed.stderr
+    assert "hunter2" not in failed.stderr + failed.stdout
+    status = m.run("sync", "status").stdout
+    assert "dana:***@127.0.0.1" in status and "hunter2" not in status
+    assert "hunter2" not in (m.state / "sync" / "personal.json").read_text()

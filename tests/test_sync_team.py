@@ -212,3 +212,26 @@ def _last(m: Machine) -> str:
     """How the machine's last sync of the team ended, as its record says."""
     record = json.loads((m.state / "sync" / "team-acme.json").read_text())
     return str(record["last"]["message"])
+
+
+def test_a_link_in_the_team_repository_is_never_followed(
+    members: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    """A teammate (with plain git) commits a link to a file outside the palace: the other
+    member gets a plain file naming the target, and nothing of the target is indexed."""
+    a, b = members
+    private = b.home / ".ssh" / "id_rsa"
+    private.parent.mkdir(parents=True)
+    private.write_text("PRIVATE KEY MATERIAL do not share\n")
+    clone = a.state / "teams" / "acme"
+    (clone / "rooms" / "security").mkdir(parents=True, exist_ok=True)
+    (clone / "rooms" / "security" / "keys.md").symlink_to(private)
+    git("add", "-A", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "a link", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=clone)
+    b.run("team", "sync")
+    arrived = b.state / "teams" / "acme" / "rooms" / "security" / "keys.md"
+    assert arrived.is_file() and not arrived.is_symlink()
+    assert arrived.read_text() == str(private)
+    assert "PRIVATE KEY MATERIAL" not in b.run("search", "private key material").stdout
+    assert "PRIVATE KEY MATERIAL" not in prompt(b, "where are the security keys for the ssh login?")

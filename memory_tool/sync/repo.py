@@ -48,6 +48,9 @@ _CONFIG = (
     "core.quotePath=false",
     "core.autocrlf=false",
     "core.fsmonitor=false",
+    # A link in a shared palace (``rooms/x/key.md -> ~/.ssh/id_rsa``) is checked out as a
+    # plain file holding its target's name: never followed, never indexed as the file.
+    "core.symlinks=false",
     "merge.renames=false",
     "diff.renames=false",
     "advice.detachedHead=false",
@@ -69,10 +72,15 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+_URL_PASSWORD_RE = re.compile(r"(\w+://[^/\s:@]+):[^@\s/]+@")
+
+
 def _first_lines(text: str, n: int = 3) -> str:
+    """Git's message in one line, with any password in a URL masked (messages are shown and
+    recorded)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     lines = [line for line in lines if not line.startswith("hint:")]
-    return " / ".join(lines[:n])
+    return _URL_PASSWORD_RE.sub(r"\1:***@", " / ".join(lines[:n]))
 
 
 def is_rejected(stderr: str) -> bool:

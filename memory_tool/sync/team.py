@@ -207,8 +207,12 @@ def listing() -> list[dict[str, Any]]:
                 "path": str(r.path),
                 "ahead": ahead,
                 "behind": behind,
-                "memories": sum(1 for _ in r.path.glob("rooms/*/**/*.md"))
-                + sum(1 for _ in r.path.glob("wiki/**/*.md")),
+                "memories": sum(
+                    1
+                    for folder in ("rooms/*/**/*.md", "wiki/**/*.md")
+                    for p in r.path.glob(folder)
+                    if tree.is_memory_file(p.name)
+                ),
                 "last": rec.get("last", {}),
             }
         )
