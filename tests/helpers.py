@@ -55,6 +55,9 @@ def run_hook(
             "UserPromptSubmit": "user_prompt_submit.py",
             "Stop": "stop.py",
             "SessionEnd": "session_end.py",
+            "SubagentStart": "subagent_start.py",
+            "PreCompact": "pre_compact.py",
+            "PostCompact": "post_compact.py",
         }[event]
     )
     return subprocess.run(

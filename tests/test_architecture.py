@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tiers",),
     ("hygiene",),
     ("sync",),
-    ("runtime",),
+    ("runtime", "mcp"),
     ("cli",),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -204,6 +204,9 @@ HOOK_SCRIPTS = {
     "UserPromptSubmit": "user_prompt_submit.py",
     "Stop": "stop.py",
     "SessionEnd": "session_end.py",
+    "PreCompact": "pre_compact.py",
+    "PostCompact": "post_compact.py",
+    "SubagentStart": "subagent_start.py",
 }
 EVENTS = [e for e, script in HOOK_SCRIPTS.items() if (REPO / "hooks" / script).exists()]
 # Real stdin recorded from claude 2.1.332 (tests/e2e/samples), the base of truncated inputs.
@@ -212,6 +215,9 @@ SAMPLE_FILES = {
     "UserPromptSubmit": "user_prompt_submit.json",
     "Stop": "stop.json",
     "SessionEnd": "session_end.json",
+    "PreCompact": "pre_compact.json",
+    "PostCompact": "post_compact.json",
+    "SubagentStart": "subagent_start.json",
 }
 SAMPLES_DIR = REPO / "tests" / "e2e" / "samples"
 # Examples per property: in-process runs take milliseconds, a subprocess ~0.2 s (2 cores).

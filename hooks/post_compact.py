@@ -1,0 +1,7 @@
+#!/usr/bin/env python3
+"""Claude Code PostCompact hook for memory-tool: fails open; the logic is in
+memory_tool.runtime."""
+
+import _bootstrap
+
+_bootstrap.run("PostCompact")
