@@ -279,3 +279,52 @@ def test_a_run_stopped_after_its_merge_brings_the_merged_files_next_time(
     assert not (b.state / "rooms" / "frontend").exists()
     b.run("sync")
     assert "design-system primitives" in "\n".join(b.texts("rooms/frontend").values())
+
+
+def test_a_push_refused_because_another_machine_pushed_first_is_merged_and_retried(
+    a: Machine, remote: Path, tmp_path: Path
+) -> None:
+    """Deterministic: the first time A pushes, another machine's commit lands on the remote
+    just before A's push is read (A's receive-pack is wrapped to do that), so the remote
+    refuses A's push as not a fast-forward; A fetches, merges and pushes again."""
+    a.run("sync", "init", str(remote))
+    other = tmp_path / "other-machine"
+    git("clone", "-q", str(remote), str(other))
+    (other / "rooms" / "api").mkdir(parents=True)
+    (other / "rooms" / "api" / "versioning.md").write_text(memory_file("v", "APIs are versioned."))
+    git("add", "-A", cwd=other)
+    git("-c", "user.name=o", "-c", "user.email=o@o", "commit", "-qm", "other", cwd=other)
+    flag = tmp_path / "raced"
+    wrapper = tmp_path / "receive-pack-racing"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ ! -e "{flag}" ]; then touch "{flag}"; '
+        f'git -C "{other}" push -q origin HEAD:main >/dev/null 2>&1; fi\n'
+        'exec git-receive-pack "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    git("config", "remote.origin.receivepack", str(wrapper), cwd=a.state / "sync" / "repo")
+    a.run("add", "--room", "api", "Errors are RFC 7807 problem documents.")
+    report = a.json("sync")
+    assert flag.exists() and report["pushed"] and report["attempts"] == 2
+    tree = git("ls-tree", "-r", "--name-only", "main", cwd=remote)
+    assert "rooms/api/versioning.md" in tree
+    assert any("rfc-7807" in line for line in tree.splitlines())
+    assert "APIs are versioned" in (a.state / "rooms" / "api" / "versioning.md").read_text()
+
+
+def test_a_push_the_server_refuses_keeps_the_change_with_a_clear_message(
+    a: Machine, remote: Path
+) -> None:
+    a.run("sync", "init", str(remote))
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'read-only until the audit ends' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    a.run("add", "--room", "ci", "Release builds are signed in CI.")
+    failed = a.run("sync", ok=False)
+    assert failed.returncode == 1
+    assert "refused the push" in failed.stderr and "read-only until the audit" in failed.stderr
+    assert "ahead 1" in a.run("sync", "status").stdout
+    hook.unlink()
+    assert "pushed" in a.run("sync").stdout
+    assert "signed in CI" in git("log", "-p", "main", cwd=remote)

@@ -26,6 +26,7 @@ def _report_rows(report: personal.Report) -> dict[str, Any]:
         "exported": report.exported,
         "committed": report.committed,
         "pushed": report.pushed,
+        "attempts": report.attempts,
         "received": report.pulled,
         "conflicts": [{"path": c.path, "kept": c.kept, "copy": c.copy} for c in report.conflicts],
         "kept_local": report.kept_local,

@@ -66,6 +66,7 @@ class Report:
     waiting: list[str] = field(default_factory=list)  # project ids not on this machine
     unsynced: list[str] = field(default_factory=list)  # local keys without an id
     remote: str = ""
+    attempts: int = 0  # rounds of fetch, merge and push (more than one: a push was refused)
 
 
 def repo(*, interactive: bool = True) -> Repo:
@@ -164,6 +165,7 @@ def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> N
         return conflict_copy_name(path, who, day)
 
     for attempt in range(MAX_PUSH_ATTEMPTS):
+        report.attempts = attempt + 1
         report.fetched = r.fetch()
         before = r.head()
         report.conflicts += r.merge_remote(copy_name)

@@ -319,6 +319,19 @@ class Repo:
             return "ok"
         if is_rejected(r.err + r.out):
             return "rejected"
+        if "[remote rejected]" in r.out + r.err:  # the server's own rule (a hook, permissions)
+            said = [
+                line.split("\t")[-1] if "\t" in line else line
+                for line in (r.err + "\n" + r.out).splitlines()
+                if line.startswith("remote:") or "[remote rejected]" in line
+            ]
+            reason = _first_lines("\n".join(said))
+            raise SyncError(
+                f"the remote {redact_url(self.remote_url())} refused the push ({reason}). "
+                "Nothing was lost: this machine's changes are committed here and go out with "
+                "the first sync the server accepts; check your write access to the repository "
+                "and its rules."
+            )
         raise SyncError(unreachable_message(self.remote_url(), r.err or r.out))
 
     def clone(self, url: str) -> None:
