@@ -20,7 +20,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("recall",),
     ("tiers",),
     ("hygiene",),
-    ("runtime", "mcp"),
+    ("sync",),
+    ("runtime", "mcp", "ui"),
     ("cli",),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

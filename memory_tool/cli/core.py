@@ -15,7 +15,7 @@ from ..recall.wake import build_brief
 from ..store.index import open_index
 from ..store.palace import WRITABLE_TYPES, add_memory, init_palace, resolve_type
 from .app import domain_errors, ensure_built, main, unknown_filters
-from .options import cwd_option, json_option
+from .options import cwd_option, json_option, publish_team, team_option
 
 
 @main.command()
@@ -38,23 +38,38 @@ def init() -> None:
 
 
 @main.command()
+@click.option(
+    "--why",
+    is_flag=True,
+    help="Also say why each candidate is in the brief or not: its reason, weight, and what "
+    "cap or budget left it out.",
+)
 @cwd_option
 @json_option
 @domain_errors
-def wake(cwd: str, as_json: bool) -> None:
+def wake(why: bool, cwd: str, as_json: bool) -> None:
     """Print exactly what SessionStart injects here, with each layer's tokens."""
     from ..hygiene.wake_line import wake_units
+    from ..recall.explain import explain_brief
 
+    explanation = None
     with open_index() as idx:
         idx.refresh_for_wake(cwd)
         # The same extra line SessionStart adds when memory needs attention.
-        brief = build_brief(idx, cwd, extra=wake_units(idx, cwd))
+        extra = wake_units(idx, cwd)
+        if why:
+            explanation = explain_brief(idx, cwd, extra=extra)
+            brief = explanation.brief
+        else:
+            brief = build_brief(idx, cwd, extra=extra)
     exact = tokens.count(brief.text)
     method = tokens.method()
     if as_json:
         data = brief.to_json()
         data["verified_tokens"] = exact
         data["tokenizer"] = method
+        if explanation is not None:
+            data["why"] = explanation.to_json()
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     click.echo(brief.text, nl=False)
@@ -67,6 +82,21 @@ def wake(cwd: str, as_json: bool) -> None:
     click.echo(f"frame: {brief.frame_tokens} tokens")
     note = "" if method == tokens.EXACT else " (no cl100k encoding could be loaded: estimated)"
     click.echo(f"total: {exact} tokens ({method}){note}, {len(brief.text)} characters")
+    if explanation is not None:
+        _print_why(explanation)
+
+
+def _print_why(explanation: Any) -> None:
+    """One line per candidate, in the order the packer took them: loaded (*) or not, the
+    reason, the weight, and for those left out, why."""
+    click.echo(f"--- why ({explanation.loaded} of at most {explanation.cap} entries loaded)")
+    rows = [r for rs in explanation.rows.values() for r in rs] + explanation.dropped
+    for r in rows:
+        mark = "*" if r.loaded else " "
+        name = " ".join((r.entry.description or r.entry.name).split())[:50]
+        click.echo(f"{mark} {r.layer} {r.entry.id:<9} {r.reason:<42} {r.weight:5.2f}  {name}")
+        if r.dropped:
+            click.echo(f"{'':<16}left out: {r.detail}")
 
 
 def _entry_row(e: Any) -> dict[str, Any]:
@@ -166,6 +196,7 @@ def show(entry_id: str) -> None:
     is_flag=True,
     help="With --room: recalled in every project (default: only in the project of --cwd).",
 )
+@team_option
 @cwd_option
 @json_option
 @click.argument("text", nargs=-1, required=True)
@@ -180,6 +211,7 @@ def add(
     always: bool,
     force: bool,
     global_: bool,
+    team: str | None,
     cwd: str,
     as_json: bool,
     text: tuple[str, ...],
@@ -188,10 +220,11 @@ def add(
 
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
     --room to the palace room (recalled in this project only; with --global in every
-    project), --tier wiki to the wiki. Secrets are redacted and <private>
-    spans dropped before anything is written. A memory that nearly repeats one already in
-    that folder (all it says is there, or it says all that one does and more) is refused,
-    naming the other; --force saves it anyway."""
+    project), --tier wiki to the wiki; with --team, to that team palace's room or wiki, then
+    pushed to your teammates. Secrets are redacted and <private> spans dropped before anything
+    is written. A memory that nearly repeats one already in that folder (all it says is there,
+    or it says all that one does and more) is refused, naming the other; --force saves it
+    anyway."""
     type_ = resolve_type(type_, room=room, tier=tier, global_=global_)
     created: list[bool] = []
     with open_index() as idx:
@@ -209,9 +242,12 @@ def add(
             created=created,
             force=force,
             global_=global_,
+            team=team,
         )
+    pushed = publish_team(team) if team and created[0] else None
     if as_json:
-        click.echo(json.dumps(_entry_row(entry) | {"new": created[0]}, ensure_ascii=False))
+        row = _entry_row(entry) | {"new": created[0]}
+        click.echo(json.dumps(row | ({"pushed": pushed} if team else {}), ensure_ascii=False))
     elif created[0]:
         click.echo(f"saved {entry.id} -> {entry.path}")
     else:

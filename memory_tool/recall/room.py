@@ -27,6 +27,10 @@ ROOM_FILL = 20
 # filter already narrows the field.
 L3_CANDIDATE_FACTOR = 2
 
+# L3's share of a prompt hook's output, which must stay under Claude Code's 10,000-character
+# cap: L4 (runtime.prompt_submit) has its own share, the frame and JSON envelope the rest.
+L3_MAX_CHARS = 5_200
+
 # When this project's memories are among a room's, L3 says which are whose: a room memory added
 # from inside a project (or a memory of the project's own folder filed under the room) is that
 # project's; the rest are for every project.

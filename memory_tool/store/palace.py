@@ -161,20 +161,50 @@ def _refuse_background_room(room: str) -> None:
             )
 
 
-def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | None) -> tree.Folder:
+def room_folder(room: str) -> tree.Folder:
+    """The palace folder of ``room``, once the name is checked: a room name, not a background
+    room, not a typo of an existing room."""
+    if not ROOM_NAME_RE.match(room):
+        raise MemoryToolError(
+            f"room {room!r} is not a room name: use lower-case letters, digits, '-' and '_'."
+        )
+    _refuse_background_room(room)
+    return tree.Folder(
+        paths.palace_dir("rooms") / room, "room", room=room, recursive=True, default_type="note"
+    )
+
+
+def _target_folder(
+    type_: str, room: str | None, cwd: str | Path, tier: str | None, team: str | None = None
+) -> tree.Folder:
+    if team:
+        return team_folder(team, room, wiki=tier == "wiki" or type_ == "wiki")
     if tier == "wiki" or type_ == "wiki":
         return tree.Folder(paths.palace_dir("wiki"), "wiki", recursive=True, default_type="wiki")
     if room:
-        if not ROOM_NAME_RE.match(room):
-            raise MemoryToolError(
-                f"room {room!r} is not a room name: use lower-case letters, digits, '-' and '_'."
-            )
-        _refuse_background_room(room)
-        return tree.Folder(
-            paths.palace_dir("rooms") / room, "room", room=room, recursive=True, default_type="note"
-        )
+        return room_folder(room)
     project = paths.project_key(cwd)
     return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
+
+
+def team_folder(team: str, room: str | None, *, wiki: bool) -> tree.Folder:
+    """Where a memory for a team palace goes: one of its rooms, or its wiki."""
+    root = tree.teams_root() / team
+    if not (root / ".git").exists():
+        raise MemoryToolError(
+            f"no team {team!r} here: `memory-tool team add {team} REMOTE` joins it "
+            "(`memory-tool team list` shows the teams you have)."
+        )
+    if wiki:
+        return tree.Folder(root / "wiki", "wiki", recursive=True, default_type="wiki", team=team)
+    if not room or not ROOM_NAME_RE.match(room):
+        raise MemoryToolError(
+            "a team memory goes to one of the team's rooms or its wiki: add --room ROOM "
+            "(lower-case letters, digits, '-' and '_') or --tier wiki."
+        )
+    return tree.Folder(
+        root / "rooms" / room, "room", room=room, recursive=True, default_type="note", team=team
+    )
 
 
 def resolve_type(
@@ -225,16 +255,20 @@ def add_memory(
     always: bool = False,
     extra: dict[str, object] | None = None,
     created: list[bool] | None = None,
+    team: str | None = None,
     force: bool = False,
     global_: bool = False,
 ) -> Entry:
     """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry: the
     one saved before when the same text is already in that folder (a repeated `add`, an inbox
     line the Scribe promoted already), so nothing is saved twice. ``created``, when given,
-    receives whether a new file was written.
+    receives whether a new file was written. ``team``: write to that team palace (a room, or
+    its wiki) instead of your own.
 
-    A room memory belongs to the project ``cwd`` is in (``project:`` in its frontmatter: it is
-    recalled there only), or with ``global_`` to every project.
+    A room memory of your own palace belongs to the project ``cwd`` is in (``project:`` in its
+    frontmatter: it is recalled there only), or with ``global_`` to every project. A team's
+    room memories are for every project (a teammate's checkout has another path, so another
+    project key).
 
     Raises NearDuplicateError when a memory of that folder already says all the text says, or
     the text says all it does and more (``similar``), unless ``force``."""
@@ -248,8 +282,9 @@ def add_memory(
         )
     slug = slugify(name or body)
     desc = sanitize(description).strip() if description else first_sentence(body)
-    folder = _target_folder(type_, room, cwd, tier)
-    project = paths.project_key(cwd) if folder.source == "room" and not global_ else None
+    folder = _target_folder(type_, room, cwd, tier, team)
+    own_room = folder.source == "room" and not team and not global_
+    project = paths.project_key(cwd) if own_room else None
     fields: dict[str, object] = {"room": room, "project": project, "importance": importance}
     if always:
         fields["always"] = True
@@ -268,7 +303,7 @@ def add_memory(
         return same
     content = render_memory(slug, desc, type_ if tier != "wiki" else "wiki", body, fields)
     stem = f"{type_}_{slug.replace('-', '_')}" if folder.source == "claude" else slug
-    path = _claim(folder.path, stem, content)
+    path = claim_file(folder.path, stem, content)
     append_line_locked(
         folder.path / tree.MEMORY_INDEX_NAME, memory_index_line(slug, path.name, desc)
     )
@@ -321,7 +356,7 @@ def memory_index_line(title: str, file_name: str, hook: str) -> str:
     return f"- [{title}]({file_name}) — {hook}"
 
 
-def _claim(folder: Path, stem: str, content: str) -> Path:
+def claim_file(folder: Path, stem: str, content: str) -> Path:
     ensure_dir(folder)
     for n in range(1, 10_000):
         path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
