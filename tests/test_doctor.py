@@ -682,7 +682,13 @@ def test_one_memorys_findings_are_the_full_reports_findings_about_it(
     root = palace["root"]
     with open_index() as idx:
         original = idx.get(palace["ids"]["postgres-version"]).body
-        add_memory(idx, original + " Still true.", type_="note", cwd=root, room="database")
+        # A near-duplicate on purpose (the duplicate check must find it): saved with force.
+        add_memory(
+            idx, original + " Still true.", type_="note", cwd=root, room="database", force=True
+        )
+        # A path gone from disk in a hand-written memory (a cold summary's file list is history).
+        add_memory(idx, "The deploy script is scripts/deploy-legacy.sh.", type_="note", cwd=root,
+                   room="deployment")  # fmt: skip
         idx.refresh(root)
         report = diagnose(idx, root)
         checks = set()

@@ -292,8 +292,9 @@ def test_add_names_a_near_duplicate_and_scopes_room_memories_as_the_cli_does(
     assert forced.startswith("saved ")
     everyone = mcp.ok("add", {"text": "Canary first, always.", "room": "deployment",
                               "all_projects": True})  # fmt: skip
-    path = everyone.split(" -> ")[1].strip()
-    assert "project:" not in Path(path).read_text(encoding="utf-8")
+    m = re.match(r"saved (\S+) -> (.+)\n", everyone)
+    assert m, everyone
+    assert "project:" not in Path(m.group(2)).read_text(encoding="utf-8")
     text, error = mcp.call("add", {"text": "x", "all_projects": True})
     assert error and "global" in text
 
