@@ -121,10 +121,11 @@ def write_markdown(res: Results, path: Path, meta: dict[str, str], plots: list[P
         f"- Load average at start / end: {meta['load_start']} / {meta['load_end']} "
         "(other work shared the machine: the comparison points are measured in the same run, "
         "interleaved round by round, so ratios hold better than absolute times).",
-        "- Hooks run exactly as installed: `<venv python> -S hooks/<event>.py`, JSON payload on "
-        "stdin, HOME pointing at a generated tree, `MEMORY_TOOL_NO_BACKGROUND=1`, the index built "
+        "- Hooks run exactly as installed: `<venv python> -S memory_tool/runtime/hook.py EVENT`, "
+        "JSON payload on stdin, `CLAUDE_PID` set as Claude Code sets it (each hook claims its "
+        "event), HOME pointing at a generated tree, `MEMORY_TOOL_NO_BACKGROUND=1`, the index built "
         "first. Bytecode is cached as on a user's machine: `python -m compileall` ran on "
-        "`memory_tool/` and `hooks/` first and `PYTHONDONTWRITEBYTECODE` is unset for every "
+        "`memory_tool/` first and `PYTHONDONTWRITEBYTECODE` is unset for every "
         "benchmark process (this sandbox sets it, which would make every hook recompile).",
         "- Latency: median and p95 of the stated number of runs after warm-up; ratio = median "
         "of the hook / median of `python -c pass` with the same interpreter in the same rounds.",
@@ -268,7 +269,7 @@ def main() -> int:
         "commit": _git("rev-parse", "--short", "HEAD"),
         "dirty": (
             " (the working tree as it was, with uncommitted changes)"
-            if args.worktree and _git("status", "--porcelain", "memory_tool", "hooks")
+            if args.worktree and _git("status", "--porcelain", "memory_tool")
             else ""
         ),
         "source": (

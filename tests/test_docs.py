@@ -98,7 +98,7 @@ def test_config_template_documents_every_default() -> None:
 
     from memory_tool.base.config import DEFAULTS
 
-    template = yaml.safe_load((REPO / "templates" / "config.yaml").read_text())
+    template = yaml.safe_load((REPO / "memory_tool" / "templates" / "config.yaml").read_text())
     assert set(template) == set(DEFAULTS)
 
 
