@@ -154,15 +154,6 @@ def wait_for(predicate: object, seconds: float = 30) -> bool:
     return False
 
 
-def build_done(data: Path) -> bool:
-    """No builder holds the lock any more."""
-    fd = plugin_env._lock(str(data), block=False)
-    if fd is None:
-        return False
-    os.close(fd)
-    return True
-
-
 def test_before_the_environment_exists_the_session_gets_one_line_and_nothing_breaks(
     project: Path, tmp_path: Path
 ) -> None:
@@ -182,7 +173,7 @@ def test_before_the_environment_exists_the_session_gets_one_line_and_nothing_bre
     failed = data / plugin_env.FAILED
     assert wait_for(failed.exists), (data / plugin_env.LOG).read_text()
     assert "no package source" in (data / plugin_env.LOG).read_text()
-    assert wait_for(lambda: build_done(data))
+    assert wait_for(lambda: not plugin_env.building(str(data)))
     again = context_of(launch("SessionStart", VERSION, env, start_payload(project)))
     assert "The last attempt failed (no package source" in again and "retrying" in again
 

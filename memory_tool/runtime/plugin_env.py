@@ -105,6 +105,15 @@ def _lock(data: str, block: bool) -> int | None:
     return fd
 
 
+def building(data: str) -> bool:
+    """Whether a builder holds the lock now."""
+    fd = _lock(data, block=False)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
 def start_build(data: str, root: str, version: str) -> bool:
     """Start the detached builder unless one runs; True when this call started it."""
     import subprocess
