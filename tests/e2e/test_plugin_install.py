@@ -10,10 +10,12 @@ uninstall. The tests run in file order.
 from __future__ import annotations
 
 import hashlib
+import http.server
 import importlib.util
 import json
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -261,3 +263,87 @@ def test_uninstall_leaves_every_memory_file_in_place(installed: Installed) -> No
     assert not installed.data.exists()  # only the plugin's environment went
     req = session(box, "How does the login token refresh work?")
     assert FENCE_OPEN_TAG not in req.text()  # type: ignore[attr-defined]
+
+
+# --- from a git URL, as from GitHub ---------------------------------------------------------
+
+
+class GitHTTP(http.server.BaseHTTPRequestHandler):
+    """`git http-backend` (smart HTTP) for the repositories under ``root``: what a git host
+    serves. Claude Code clones a marketplace shallowly, which git's dumb HTTP cannot serve."""
+
+    root = ""
+
+    def do_GET(self) -> None:
+        self._backend()
+
+    def do_POST(self) -> None:
+        self._backend()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _backend(self) -> None:
+        path, _, query = self.path.partition("?")
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        env = {
+            "PATH": os.environ["PATH"],
+            "GIT_PROJECT_ROOT": self.root,
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "REQUEST_METHOD": self.command,
+            "REMOTE_ADDR": "127.0.0.1",
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+            "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
+        }
+        out = subprocess.run(
+            ["git", "http-backend"], input=body, env=env, capture_output=True, timeout=120
+        ).stdout
+        head, _, rest = out.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode("latin-1").split("\r\n"):
+            key, _, value = line.partition(": ")
+            if key.lower() == "status":
+                status = int(value.split()[0])
+            elif key:
+                headers.append((key, value))
+        self.send_response(status)
+        for key, value in headers:
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(rest)))
+        self.end_headers()
+        self.wfile.write(rest)
+
+
+def test_from_a_git_url_the_installed_copy_holds_the_whole_package_source(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """`marketplace add owner/repo` clones the repository and copies the plugin folder into the
+    plugin cache. plugin/src/ links to the package outside that folder: the copy must hold real
+    files, or the private environment would have nothing to install."""
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    subprocess.run(["git", "clone", "-q", "--bare", str(REPO_ROOT), str(repos / "mt.git")],
+                   check=True, timeout=120)  # fmt: skip
+    GitHTTP.root = str(repos)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GitHTTP)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mt.git"
+        claude(sandbox, "plugin", "marketplace", "add", url)
+        claude(sandbox, "plugin", "install", PLUGIN_ID)
+    finally:
+        server.shutdown()
+    installed = json.loads((sandbox.config_dir / "plugins" / "installed_plugins.json").read_text())
+    (entry,) = installed["plugins"][PLUGIN_ID]
+    copy = Path(entry["installPath"])
+    assert copy.is_relative_to(sandbox.config_dir / "plugins" / "cache")
+    src = copy / "src"
+    for rel in ("pyproject.toml", "README.md", "memory_tool/runtime/plugin_env.py",
+                "memory_tool/runtime/hook.py", "memory_tool/templates/rooms.yaml"):  # fmt: skip
+        assert (src / rel).is_file() and not (src / rel).is_symlink(), rel
+    assert not (src / "memory_tool").is_symlink()
+    assert json.loads((copy / "hooks" / "hooks.json").read_text()) == plugin.hooks_json()
