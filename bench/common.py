@@ -57,6 +57,10 @@ def snapshot_head(dest_root: Path) -> Path:
                 "archive",
                 "HEAD",
                 "memory_tool",
+                # The plugin (its src/ links resolve to the snapshot's package) and what the
+                # package's build needs: bench/plugin_bench.py builds the plugin's environment.
+                "plugin",
+                "README.md",
                 "bench",
                 "tests/data",
                 "pyproject.toml",
