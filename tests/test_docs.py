@@ -26,6 +26,7 @@ PAGES = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
 README_MAX_BYTES = 15_360
 DOC_PAGES = {
     "README.md",
+    "install.md",
     "recall.md",
     "tiers.md",
     "memory-files.md",
