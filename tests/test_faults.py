@@ -205,6 +205,9 @@ SAMPLE_FILES = {
     "UserPromptSubmit": "user_prompt_submit.json",
     "Stop": "stop.json",
     "SessionEnd": "session_end.json",
+    "PreCompact": "pre_compact.json",
+    "PostCompact": "post_compact.json",
+    "SubagentStart": "subagent_start.json",
 }
 SAMPLES_DIR = REPO / "tests" / "e2e" / "samples"
 EVENTS = [e for e in HOOK_EVENTS if e in SAMPLE_FILES]

@@ -119,6 +119,26 @@ def test_a_prompt_without_a_server_runs_in_process_and_starts_one(
     assert second.stdout == first.stdout and calls() == 1
 
 
+def test_the_server_lets_the_tokenizer_go_after_a_call_that_needed_it(
+    project: Path, allow_server: None
+) -> None:
+    """The tokenizer holds ~50 MB the steady prompt path never needs (counts are cached): a call
+    that had to load it is answered, then the server drops it and stays small."""
+    import sqlite3
+
+    seed(project)
+    run_hook("UserPromptSubmit", payload(project, "warm"), env={"MEMORY_TOOL_SERVER": "0"})
+    assert server.start() is not None
+    assert b"RS256" in run_hook("UserPromptSubmit", payload(project, "a")).stdout
+    small = float(server.ping().split("rss_mb=")[1])  # type: ignore[union-attr]
+    with sqlite3.connect(paths.index_file()) as db:
+        db.execute("DELETE FROM token_cache")  # every line must be counted again
+    loaded = run_hook("UserPromptSubmit", payload(project, "b"))
+    assert b"RS256" in loaded.stdout and calls() == 2
+    after = float(server.ping().split("rss_mb=")[1])  # type: ignore[union-attr]
+    assert after < small + 20, (small, after)  # the tokenizer alone is ~50 MB
+
+
 def test_session_start_warms_a_server_for_the_first_prompt(
     project: Path, allow_server: None
 ) -> None:

@@ -277,6 +277,18 @@ def test_the_settings_backup_is_readable_by_its_owner_only(
     assert backup_of(path).read_bytes().startswith(b'{\n  "env": {"API_KEY": "k"}')
 
 
+@pytest.mark.parametrize("settings_mode", [0o644, 0o640, 0o600])
+def test_install_and_uninstall_keep_the_mode_of_your_settings_file(settings_mode: int) -> None:
+    path = write_settings(USER_SETTINGS)
+    os.chmod(path, settings_mode)
+    assert settings.install().changes
+    assert mode(path) == settings_mode
+    assert mode(backup_of(path)) == 0o600
+    result = CliRunner().invoke(main, ["uninstall"])
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == USER_SETTINGS and mode(path) == settings_mode
+
+
 def test_install_tightens_a_world_readable_backup_left_by_an_older_version() -> None:
     path = write_settings(USER_SETTINGS)
     settings.install()

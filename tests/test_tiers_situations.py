@@ -17,7 +17,7 @@ from memory_tool.tiers import digest, scribe, situations
 from memory_tool.tiers import inject as tiers
 
 HOT = tiers.HOT_HEADING
-COLD_LATEST = tiers.COLD_LATEST_HEADING
+COLD_LATEST = tiers.COLD_LATEST_HEADING[:-1]  # followed by the summary's id
 COLD_SEARCH = tiers.COLD_SEARCH_HEADING
 WIKI = tiers.WIKI_HEADING
 

@@ -71,7 +71,12 @@ DEFAULTS: dict[str, Any] = {
     "decay": DEFAULT_DECAY,
     "stale_days": DEFAULT_STALE_DAYS,
     "recall": {"enabled": True, "deep_search_enabled": True},
-    "handoff": {"mode": "block", "min_file_edits": 5, "min_tool_calls": 20},
+    "handoff": {
+        "mode": "block",
+        "min_file_edits": 5,
+        "min_tool_calls": 20,
+        "stale_after_hours": 24,
+    },
     "cold": {"retention_days": 30, "model_summary": False, "model_summary_max_chars": 4000},
     "hygiene": {"enabled": True},
     "server": {"enabled": True},
@@ -137,6 +142,7 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
         "mode": (_handoff_mode, "one of " + ", ".join(HANDOFF_MODES)),
         "min_file_edits": _whole(0),
         "min_tool_calls": _whole(0),
+        "stale_after_hours": _whole(0),
     },
     "cold": {
         "retention_days": _whole(0),

@@ -43,14 +43,15 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temp name beside {path}")
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file and rename, so a reader never sees half a file."""
+def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
+    """Write via a temp file and rename, so a reader never sees half a file. Our own files are
+    owner-only; ``mode`` keeps the mode of a file that is someone else's (settings.json)."""
     ensure_dir(path.parent)
     fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.chmod(tmp, FILE_MODE)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -7,6 +7,7 @@ every call so tests (and users) can point them anywhere.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -15,6 +16,10 @@ from pathlib import Path
 MAX_PROJECT_KEY_CHARS = 200
 
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+# CLAUDE_CODE_PROJECT_DIR_NAME names the project folder only with CLAUDE_CONFIG_DIR set, and only
+# when it has this shape and is no reserved device name [seen: claude 2.1.332].
+_DIR_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_RESERVED_NAME_RE = re.compile(r"^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
 
 
 def config_dir() -> Path:
@@ -37,6 +42,16 @@ def projects_dir() -> Path:
 
 def settings_file() -> Path:
     return config_dir() / "settings.json"
+
+
+def claude_user_config() -> Path:
+    """Claude Code's own state file, where ``claude mcp add --scope user`` puts MCP servers:
+    ``~/.claude.json`` beside the config folder, or inside ``$CLAUDE_CONFIG_DIR`` when that is
+    set (both seen with claude 2.1.332)."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser() / ".claude.json"
+    return Path.home() / ".claude.json"
 
 
 def index_file() -> Path:
@@ -133,12 +148,69 @@ def project_root(cwd: str | Path) -> Path:
 
 
 def project_key(cwd: str | Path) -> str:
-    """The name of the project's folder under ``<config>/projects``."""
-    return project_folder_name(sanitize_path(str(project_root(cwd))))
+    """The name of the project's folder under ``<config>/projects``: the main repository root,
+    sanitised, unless ``CLAUDE_CODE_PROJECT_DIR_NAME`` names it."""
+    return project_dir_name_override() or project_folder_name(sanitize_path(str(project_root(cwd))))
+
+
+def project_dir_name_override() -> str | None:
+    """``CLAUDE_CODE_PROJECT_DIR_NAME``, where Claude Code honours it."""
+    if not (os.environ.get("CLAUDE_CONFIG_DIR") or "").strip():
+        return None
+    name = (os.environ.get("CLAUDE_CODE_PROJECT_DIR_NAME") or "").strip()
+    if _DIR_NAME_RE.match(name) and not _RESERVED_NAME_RE.match(name):
+        return name
+    return None
 
 
 def project_memory_dir(cwd: str | Path) -> Path:
-    return projects_dir() / project_key(cwd) / "memory"
+    """The project's auto-memory folder: ``autoMemoryDirectory`` when a settings file moves it,
+    else ``<config>/projects/<project>/memory``."""
+    return auto_memory_directory(cwd) or projects_dir() / project_key(cwd) / "memory"
+
+
+def auto_memory_directory(cwd: str | Path) -> Path | None:
+    """The ``autoMemoryDirectory`` setting that applies to a session in ``cwd``, as Claude Code
+    reads it [seen: claude 2.1.332]: the project's ``.claude/settings.local.json``, then its
+    ``.claude/settings.json``, then the user's ``settings.json``; an absolute or ``~/`` path
+    only (a relative one is ignored)."""
+    here = Path(os.path.realpath(os.fspath(cwd)))
+    tree = work_root(here)
+    folders = [here] if here == tree else [here, tree]
+    files = [f / ".claude" / name for f in folders for name in _PROJECT_SETTINGS]
+    for path in (*files, settings_file()):
+        value = _setting(path, "autoMemoryDirectory")
+        if not isinstance(value, str) or not value.strip():
+            continue
+        value = value.strip()
+        if value == "~" or value.startswith("~/"):
+            return Path(value).expanduser()
+        if os.path.isabs(value):
+            return Path(value)
+    return None
+
+
+_PROJECT_SETTINGS = ("settings.local.json", "settings.json")
+# path -> ((mtime_ns, size), parsed JSON): the hook server reads the settings on every prompt.
+_SETTINGS_CACHE: dict[str, tuple[tuple[int, int], object]] = {}
+
+
+def _setting(path: Path, key: str) -> object:
+    """One top-level value of a JSON settings file (None when absent, unreadable or not JSON)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size)
+    cached = _SETTINGS_CACHE.get(str(path))
+    if cached is None or cached[0] != stamp:
+        try:
+            data: object = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        cached = _SETTINGS_CACHE[str(path)] = (stamp, data)
+    data = cached[1]
+    return data.get(key) if isinstance(data, dict) else None
 
 
 def project_folder_name(key: str) -> str:
@@ -157,10 +229,23 @@ def project_folder_name(key: str) -> str:
     return key
 
 
+def work_root(cwd: str | Path) -> Path:
+    """The working tree a session runs in: the nearest folder holding a ``.git`` (a folder, or
+    the file of a linked worktree or submodule), else the directory itself. Where project memory
+    is shared by every worktree of a repository (``project_root``), ``thoughts/`` belongs to the
+    working tree: another branch's handoff is not this one's."""
+    path = Path(os.path.realpath(os.fspath(cwd)))
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return path
+
+
 def context_file(cwd: str | Path) -> Path:
-    """The project's hand-written context document, part of L2 when present."""
-    return project_root(cwd) / "thoughts" / "CONTEXT.md"
+    """The working tree's hand-written context document, part of L2 when present."""
+    return work_root(cwd) / "thoughts" / "CONTEXT.md"
 
 
 def handoff_file(cwd: str | Path) -> Path:
-    return project_root(cwd) / "thoughts" / "HANDOFF.md"
+    """Where a session in ``cwd`` writes its handoff (and the next one reads it)."""
+    return work_root(cwd) / "thoughts" / "HANDOFF.md"

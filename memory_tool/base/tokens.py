@@ -39,6 +39,23 @@ def _load() -> Any:
     return _encoding
 
 
+def loaded() -> bool:
+    return _encoding is not None
+
+
+def unload() -> None:
+    """Let the encoding go (~50 MB: tiktoken's rank tables), for a long-lived process that needed
+    it once (the hook server); the next ``count`` loads it again."""
+    global _encoding, _loaded
+    _encoding, _loaded = None, False
+    import sys
+
+    registry = sys.modules.get("tiktoken.registry")
+    cache = getattr(registry, "ENCODINGS", None)
+    if isinstance(cache, dict):
+        cache.clear()  # tiktoken keeps every encoding it made
+
+
 def method() -> str:
     return EXACT if _load() is not None else ESTIMATE
 

@@ -1,5 +1,5 @@
 """The ``memory-tool`` click group and what its command modules share: domain errors as clean
-one-line errors, id checks, the notes an empty answer or a missing index deserves.
+one-line errors, the notes an empty answer or a missing index deserves.
 
 Each command group has its module (``core``, ``recall``, ``tiers``, ``hygiene``, ``install``,
 ``server``); ``cli.main`` imports them all, which registers their commands on ``main``."""
@@ -43,30 +43,13 @@ def domain_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def checked_ids(ids: tuple[str, ...]) -> list[str]:
-    """The ids, each checked to look like one: an id is looked up in the index, never joined
-    into a path, and a malformed one is refused before anything is opened."""
-    from ..base.errors import InvalidIdError
-    from ..store.entry import ID_RE, USER_ID_RE
-
-    for entry_id in ids:
-        if not (ID_RE.match(entry_id) or USER_ID_RE.match(entry_id)) or entry_id in (".", ".."):
-            raise InvalidIdError(entry_id)
-    return list(ids)
-
-
 def unknown_filters(idx: Any, **filters: str | None) -> None:
     """After an empty answer: say on stderr which filter names something the index has none of
     (``--room nosuch``, a mistyped type), with what there is, instead of a bare "no matches"."""
-    for column, value in filters.items():
-        if column not in ("room", "type", "project"):  # a column name, never user text
-            raise ValueError(column)
-        if not value:
-            continue
-        known = idx.distinct_values(column)
-        if value not in known:
-            listed = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
-            click.echo(f"(no memory has {column} {value!r}; {column}s in use: {listed})", err=True)
+    from ..recall.depth import unknown_filters as notes
+
+    for note in notes(idx, **filters):
+        click.echo(f"({note})", err=True)
 
 
 def ensure_built(idx: Any) -> None:

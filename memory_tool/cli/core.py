@@ -9,12 +9,12 @@ import click
 
 from ..base import paths, tokens
 from ..base.config import load_config, today
-from ..base.errors import MemoryToolError
+from ..recall.depth import check_ids
 from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
 from ..recall.wake import build_brief
 from ..store.index import open_index
-from ..store.palace import WRITABLE_TYPES, add_memory, init_palace
-from .app import checked_ids, domain_errors, ensure_built, main, unknown_filters
+from ..store.palace import WRITABLE_TYPES, add_memory, init_palace, resolve_type
+from .app import domain_errors, ensure_built, main, unknown_filters
 from .options import cwd_option, json_option
 
 
@@ -103,7 +103,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             pool = (
                 l1_candidates(idx)
                 if layer.upper() == "L1"
-                else l2_candidates(idx, paths.project_key(cwd))
+                else l2_candidates(idx, paths.project_key(cwd), str(paths.context_file(cwd)))
             )
             entries = dedupe(rank(pool, today(), cfg))
         else:
@@ -136,7 +136,7 @@ def show(entry_id: str) -> None:
     """Show one memory in full, with the file it comes from."""
     from ..store.entry import full_text
 
-    checked_ids((entry_id,))  # a bad id is refused before anything is opened or built
+    check_ids((entry_id,))  # a bad id is refused before anything is opened or built
     with open_index() as idx:
         ensure_built(idx)
         e = idx.get_current(entry_id)
@@ -180,22 +180,7 @@ def add(
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
     --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
     spans dropped before anything is written."""
-    # Options that contradict each other are refused, not silently resolved one way.
-    if room is not None and not room.strip():
-        raise MemoryToolError("--room needs a room name (e.g. --room authentication).")
-    if tier == "wiki" and type_ not in (None, "wiki"):
-        raise MemoryToolError(
-            f"--tier wiki writes a wiki page, so --type {type_} does not apply: drop one of them."
-        )
-    if tier == "wiki" and room:
-        raise MemoryToolError("--tier wiki and --room file a memory in two places: pick one.")
-    if type_ == "user" and room:
-        raise MemoryToolError(
-            "a user memory is about you, not a topic: it goes to the project's memory folder "
-            "(L1, always loaded). Drop --room, or use --type note for a room memory."
-        )
-    if type_ is None:
-        type_ = "wiki" if tier == "wiki" else ("note" if room else "project")
+    type_ = resolve_type(type_, room=room, tier=tier)
     created: list[bool] = []
     with open_index() as idx:
         entry = add_memory(

@@ -6,18 +6,18 @@ person) sees what a lookup cost."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import click
 
 from ..base import paths, tokens
-from ..base.errors import MemoryToolError, UnknownIdError
+from ..base.errors import MemoryToolError
+from ..recall import depth
 from ..store.entry import full_text
 from ..store.index import open_index
 from ..store.rooms import compiled_rooms, rooms_problems
-from ..store.search import Hit, search
-from .app import checked_ids, domain_errors, ensure_built, main, unknown_filters
+from ..store.search import Hit
+from .app import domain_errors, ensure_built, main, unknown_filters
 from .options import json_option
 
 
@@ -114,61 +114,38 @@ def search_cmd(
 
     Searches every memory, room, wiki page, cold summary and past session: by words, and by
     meaning too where the semantic extra is installed and `memory-tool index` stored vectors."""
-    if project and (os.sep in project or project == ".") and os.path.isdir(project):
-        project = paths.project_key(project)  # a folder, as people name projects
+    project = depth.project_filter(project)
     with open_index() as idx:
         idx.refresh()
-        semantic = not lexical and _semantic_ready(idx)
+
+        def ranked(q: str) -> list[Hit]:
+            return depth.find(
+                idx,
+                q,
+                limit=limit,
+                room=room,
+                type_=type_,
+                project=project,
+                sessions=not no_sessions,
+                lexical=lexical,
+            )
+
         if queries_file is not None:
             for line in queries_file:
                 q = line.rstrip("\n")
-                hits = search(
-                    idx,
-                    q,
-                    limit=limit,
-                    room=room,
-                    type_=type_,
-                    project=project,
-                    sessions=not no_sessions,
-                    semantic=semantic,
-                )
-                click.echo(json.dumps({"query": q, "ids": [h.entry.id for h in hits]}))
+                click.echo(json.dumps({"query": q, "ids": [h.entry.id for h in ranked(q)]}))
             return
         text = " ".join(query)
         if not text.strip():
             raise MemoryToolError("give a query, or --queries FILE for a batch.")
-        hits = search(
-            idx,
-            text,
-            limit=limit,
-            room=room,
-            type_=type_,
-            project=project,
-            sessions=not no_sessions,
-            semantic=semantic,
-        )
+        hits = ranked(text)
         if not hits:
             unknown_filters(idx, room=room, type=type_, project=project)
     if as_json:
         click.echo(json.dumps([_hit_json(h) for h in hits]))
         return
-    out = "".join(f"{h.entry.id} {h.entry.room or h.entry.type}\n" for h in hits)
+    out = "".join(depth.hit_line(h) for h in hits)
     _footer(out or "no matches\n")
-
-
-# A search embeds at most this many entries added since the last `memory-tool index` (a few
-# `add`s: well under a second); a bigger backlog waits for `memory-tool index`.
-SEARCH_EMBED_MAX = 32
-
-
-def _semantic_ready(idx: Any) -> bool:
-    """Vectors are stored and the extra is installed; new entries get theirs on the way."""
-    from ..store import semantic
-
-    if not semantic.usable(idx):
-        return False
-    semantic.update(idx, limit=SEARCH_EMBED_MAX)
-    return True
 
 
 @main.command()
@@ -194,7 +171,7 @@ def peek(ids: tuple[str, ...], as_json: bool) -> None:
             )
         )
     elif entries:
-        _footer("".join(e.summary for e in entries))
+        _footer("".join(depth.peek_text(e) for e in entries))
     _report_missing(missing)
 
 
@@ -210,23 +187,15 @@ def get(ids: tuple[str, ...], as_json: bool) -> None:
             json.dumps([{"id": e.id, "text": full_text(e), "path": e.path} for e in entries])
         )
     elif entries:
-        _footer("".join(full_text(e) for e in entries))
+        _footer("".join(depth.get_text(e) for e in entries))
     _report_missing(missing)
 
 
 def _fetch(ids: tuple[str, ...]) -> tuple[list[Any], list[str]]:
-    """The entries of ``ids`` as their files are now, and the messages of those that are not
-    there: one stale id from an old search must not cost the agent the rest of its fetch."""
-    wanted = checked_ids(ids)  # a bad id is refused before anything is opened or built
-    entries, missing = [], []
+    wanted = depth.check_ids(ids)  # a bad id is refused before anything is opened or built
     with open_index() as idx:
         ensure_built(idx)
-        for entry_id in wanted:
-            try:
-                entries.append(idx.get_current(entry_id))
-            except UnknownIdError as exc:
-                missing.append(str(exc))
-    return entries, missing
+        return depth.fetch(idx, wanted)
 
 
 def _report_missing(missing: list[str]) -> None:

@@ -5,35 +5,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..base import paths
-from ..base.config import budget as config_budget
-from ..base.config import load_config
 from ..base.errors import MemoryToolError
 from ..store.index import open_index
 from ..tiers import handoff as handoff_mod
 from ..tiers import inbox as inbox_mod
-from ..tiers import inject as tiers
 from ..tiers import scribe as scribe_mod
+from ..tiers.context import context_heading, situation_context, state_for
 from ..tiers.hot import hot_path, latest_state, load_state, render_hot
-from ..tiers.situations import LOAD_TABLE, SITUATIONS, situation_of
+from ..tiers.situations import SITUATIONS
 from .app import domain_errors, main
 from .options import cwd_option, json_option
-
-
-def _state_for(session: str | None, cwd: str) -> dict[str, Any] | None:
-    if session:
-        state = load_state(session)
-        if state is None:
-            raise MemoryToolError(
-                f"no hot memory for session {session!r}: the hooks have not seen it "
-                "(`memory-tool hot` without --session shows this project's latest)."
-            )
-        return state
-    return latest_state(cwd)
 
 
 @main.command()
@@ -61,48 +46,32 @@ def context(
     \b
     situation  hot                        cold                      wiki
     new        (in the conversation)      -                         -
-    resume     this session's hot file    latest of this project    -
+    resume     hot file, the handoff      latest of this project    -
     debug      (in the conversation)      search                    -
     spec       (in the conversation)      -                         matching records
     onboard    (in the conversation)      -                         matching records
     incident   (in the conversation)      search                    matching records
     """
-    state = _state_for(session, cwd)
-    chosen = situation or situation_of(prompt)
-    query = prompt or (state["task"] if state else "")
-    tokens_budget = budget if budget is not None else config_budget(load_config(), "l4")
     with open_index() as idx:
-        units = tiers.units_for(
-            idx,
-            chosen,
-            prompt=query,
-            cwd=cwd,
-            state=state,
-            budget=tokens_budget,
-            max_chars=tiers.PROMPT_CONTEXT_MAX_CHARS,
+        ctx = situation_context(
+            idx, situation=situation, prompt=prompt, session=session, budget=budget, cwd=cwd
         )
-    hot, cold, wiki = LOAD_TABLE[chosen]
-    text = "".join(u.text for u in units)
-    used = sum(u.tokens for u in units)
     if as_json:
         data = {
-            "situation": chosen,
-            "loads": {"hot": hot, "cold": cold or None, "wiki": wiki},
-            "session": state["session_id"] if state else None,
-            "tokens": used,
-            "budget": tokens_budget,
-            "text": text,
+            "situation": ctx.situation,
+            "loads": {"hot": ctx.hot, "cold": ctx.cold or None, "wiki": ctx.wiki},
+            "session": ctx.session,
+            "tokens": ctx.tokens,
+            "budget": ctx.budget,
+            "text": ctx.text,
         }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    click.echo(
-        f"situation: {chosen}  (hot: {'yes' if hot else 'in the conversation'}, "
-        f"cold: {cold or 'no'}, wiki: {'matching records' if wiki else 'no'})"
-    )
+    click.echo(context_heading(ctx))
     click.echo("---")
-    click.echo(text or "(nothing to load)\n", nl=False)
+    click.echo(ctx.text or "(nothing to load)\n", nl=False)
     click.echo("---")
-    click.echo(f"{used}/{tokens_budget} tokens, {len(text)} characters")
+    click.echo(f"{ctx.tokens}/{ctx.budget} tokens, {len(ctx.text)} characters")
 
 
 @main.command()
@@ -111,7 +80,7 @@ def context(
 @domain_errors
 def hot(session: str | None, cwd: str) -> None:
     """Show a session's hot file: current task, decisions, last actions, blockers, handoff."""
-    state = _state_for(session, cwd)
+    state = state_for(session, cwd)
     if state is None:
         click.echo("no hot memory for this project yet (the hooks write it as a session runs)")
         return

@@ -57,14 +57,19 @@ def base_findings(
     return findings
 
 
-def wake_scope(idx: Index, project: str) -> tuple[list[Entry], list[Entry], list[Entry]]:
+def wake_scope(
+    idx: Index, project: str, context_path: str | None = None
+) -> tuple[list[Entry], list[Entry], list[Entry]]:
     """What a session in ``project`` loads, as (L1 candidates, L2 candidates, the rest of its
-    Claude memory folder): each row is read once, and the layers' own queries decide L1/L2."""
+    Claude memory folder): each row is read once, and the layers' own queries decide L1/L2.
+    ``context_path``: the working tree's CONTEXT.md (another worktree's is not loaded here)."""
     l1 = l1_candidates(idx)
-    l2 = l2_candidates(idx, project)
+    l2 = l2_candidates(idx, project, context_path)
     have = {e.id for e in l1} | {e.id for e in l2}
     missing = [i for i in idx.project_memory_ids(project) if i not in have]
     rest = idx.get_many(missing)
+    if context_path is not None:
+        rest = [e for e in rest if e.source != "context" or e.path == context_path]
     return l1, l2, rest
 
 
@@ -75,11 +80,11 @@ def wake_report(
     cfg = cfg or load_config()
     day = day or today()
     project = paths.project_key(cwd)
-    l1, l2, rest = wake_scope(idx, project)
+    l1, l2, rest = wake_scope(idx, project, str(paths.context_file(cwd)))
     entries = list({e.id: e for e in [*l1, *l2, *rest]}.values())
     roots: dict[str, str | None] = dict(known_roots(idx))
     roots[project] = str(paths.project_root(cwd))
-    folder = tree.claude_folder_for(project).path
+    folder = tree.claude_folder_of(cwd).path
     findings = base_findings(entries, roots, [IndexFolder(folder, True)], day, cfg)
     overflow = overflow_finding(
         as_loaded(l1, day, cfg), as_loaded(l2, day, cfg), project, day, cfg, False
@@ -106,7 +111,7 @@ def wake_warning(idx: Index, cwd: str | Path) -> str | None:
         return None
     project = paths.project_key(cwd)
     remember_root(idx, cwd)
-    memory_md = tree.claude_folder_for(project).path / tree.MEMORY_INDEX_NAME
+    memory_md = tree.claude_folder_of(cwd).path / tree.MEMORY_INDEX_NAME
     # config.yaml and the rooms files too: the line names what in them is not valid.
     files = (memory_md, config_path(), rooms_yaml(), *instincts_files())
     key = [idx.generation, today().isoformat(), project, *(_stat_sig(f) for f in files)]

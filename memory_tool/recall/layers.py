@@ -20,10 +20,12 @@ from ..store.index import Index
 
 @record(frozen=True)
 class Unit:
-    """One emitted line (ends with a newline) and its exact token count."""
+    """One emitted line (ends with a newline) and its exact token count. ``given`` marks what the
+    line hands the session beyond entry ids (a handoff), for the session's no-repeat record."""
 
     text: str
     tokens: int
+    given: str = ""
 
 
 @record
@@ -156,9 +158,11 @@ def l1_candidates(index: Index) -> list[Entry]:
     return index.identity_facts()
 
 
-def l2_candidates(index: Index, project: str) -> list[Entry]:
+def l2_candidates(index: Index, project: str, context_path: str | None = None) -> list[Entry]:
+    """The project's facts and rules, and what is pinned for it. ``context_path``: the working
+    tree's CONTEXT.md (see ``Index.project_facts``)."""
     # Two indexed lookups instead of one OR that would scan the whole table.
-    own = index.project_facts(project)
+    own = index.project_facts(project, context_path)
     pinned = index.pinned_for(project)
     seen = {e.id for e in own}
     return own + [e for e in pinned if e.id not in seen]

@@ -88,6 +88,22 @@ def remember_ids(
         atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
 
 
+def reset_ids(session_id: str | None, ids: list[str]) -> None:
+    """The session's context was replaced (compaction): only ``ids`` are in it now. The room of
+    its last prompt is kept (a follow-up still continues it)."""
+    path = _session_file(session_id) if session_id else None
+    if not path:
+        return
+    from ..base.fsutil import atomic_write_text
+
+    state = session_state(session_id)
+    data: dict[str, Any] = {k: v for k, v in state.items() if k in ("room", "room_at")}
+    data["injected"] = sorted(set(ids))
+    data["updated"] = int(time.time())
+    with contextlib.suppress(OSError):
+        atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
+
+
 def forget_old_sessions(now: float | None = None) -> int:
     """Delete per-session state older than SESSION_STATE_TTL_DAYS; returns how many."""
     folder = paths.palace_dir("sessions")

@@ -30,6 +30,9 @@ HANDLER_MODULES = {
     "UserPromptSubmit": ("prompt_submit", "on_prompt"),
     "Stop": ("stop", "on_stop"),
     "SessionEnd": ("stop", "on_session_end"),
+    "SubagentStart": ("subagent_start", "on_subagent_start"),
+    "PreCompact": ("compact", "on_pre_compact"),
+    "PostCompact": ("compact", "on_post_compact"),
 }
 HANDLERS: dict[str, Handler] = {}
 

@@ -41,6 +41,8 @@ WAIT_FOR_TOOL_S = 180.0
 POLL_S = 0.25
 # pip downloads and builds; past this something is stuck (a dead proxy): fail, retry next session.
 BUILD_TIMEOUT_S = 900
+# Optional dependencies the plugin needs: the MCP SDK for the server its .mcp.json starts.
+EXTRAS = "mcp"
 # Stamp keys, as the shell launchers read them.
 KEYS = ("VERSION", "PYTHON", "FLAGS", "HOOK", "BIN", "BUILD_S")
 
@@ -190,7 +192,8 @@ def build(data: str, root: str, version: str) -> bool:
             step("creating the virtual environment", [sys.executable, "-m", "venv", target])
             python = os.path.join(target, "bin", "python")
             pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-            step("pip install", [*pip, src_copy])
+            # The mcp extra: the plugin's .mcp.json starts the MCP server from this environment.
+            step("pip install", [*pip, f"{src_copy}[{EXTRAS}]"])
             hook = step(
                 "finding the hook start-up",
                 [python, "-c", "import memory_tool.runtime.hook as h; print(h.__file__)"],

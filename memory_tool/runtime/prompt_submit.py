@@ -110,7 +110,8 @@ def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
         idx.close()
     text = "".join(u.text for u in units)
     ids = ids_in(text)
-    remember_ids(session_id, ids, room, now)
+    given = _deliver(tier_units, session_id) if any(u.given for u in tier_units) else []
+    remember_ids(session_id, ids + given, room, now)
     return text, ids
 
 
@@ -125,6 +126,14 @@ def _tier_units(idx: Any, event: HookEvent, budget_tokens: int, seen: set[str]) 
         log_error("UserPromptSubmit", exc)
         return []
     return units
+
+
+def _deliver(units: list[Any], session_id: str | None) -> list[str]:
+    """A handoff among the tier units was given: record it (tiers.inject.deliver)."""
+    from ..tiers.inject import deliver
+
+    given: list[str] = deliver(units, session_id or "")
+    return given
 
 
 def on_prompt(event: HookEvent) -> dict[str, Any] | None:

@@ -1,5 +1,6 @@
 """SessionStart: the wake-up brief (L1 identity + L2 critical facts), with the session's hot
-state on resume or after compaction, and one line when memory needs attention.
+state on resume, fork or after compaction, the working tree's handoff when this session is the
+first to start after it was written (or resumes), and one line when memory needs attention.
 
 The brief is cached per project, day and index generation, so the common start-up needs no
 ranking, no entry objects and no tokenizer. Also starts, without waiting for either, the
@@ -18,8 +19,9 @@ from .background import spawn_background_refresh
 from .client import ensure_server
 from .dispatch import context
 
-# Sources after which the session continues a conversation whose hot state should come back.
-RESUMING_SOURCES = ("resume", "compact")
+# Sources after which the session continues a conversation whose hot state should come back
+# (a fork continues its parent's conversation under a new id).
+RESUMING_SOURCES = ("resume", "compact", "fork")
 
 
 def on_session_start(event: HookEvent) -> dict[str, Any] | None:
@@ -28,29 +30,44 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
     cwd = event.cwd
     source = event.source or "startup"
     resuming = source in RESUMING_SOURCES
+    from ..recall.seen import forget_old_sessions, ids_in, remember_ids, seen_ids
+
+    # After compaction the conversation holds only its summary: what memory gave it before
+    # may come again.
+    seen = seen_ids(event.session_id) if source in ("resume", "fork") else set()
     idx = open_index()
     try:
         idx.refresh_for_wake(cwd)
+        handoff = _handoff_units(idx, cwd, first_only=not resuming, seen=seen)
         # The brief is a function of the index, the config and the day: cache it so the
         # common start-up needs no ranking, no entry objects and no tokenizer.
-        key = None if resuming else _brief_key(idx, cwd)
+        key = None if resuming or handoff else _brief_key(idx, cwd)
         text = idx.derived_get(key) if key else None
         if text is None:
             from ..hygiene.wake_line import wake_units
             from ..recall.wake import build_brief
 
             extra: list[Any] = _resume_units(idx, event, source) if resuming else []
+            extra += handoff
             extra += wake_units(idx, cwd)  # one line when memory needs attention
-            text = build_brief(idx, cwd, extra=extra).text
+            brief = build_brief(idx, cwd, extra=extra)
+            text = brief.text
+            given = _deliver(brief.extra_units, event.session_id)
             if key:
                 idx.derived_put(key, text)
+        else:
+            given = []
         last = int(idx.meta("last_full_refresh", "0") or 0)
     finally:
         idx.close()
-    from ..recall.seen import forget_old_sessions, ids_in, remember_ids
 
-    if event.session_id:
-        remember_ids(event.session_id, ids_in(text))  # L3 will not repeat what the brief holds
+    if event.session_id:  # L3 will not repeat what the brief holds
+        if source == "compact":
+            from ..recall.seen import reset_ids
+
+            reset_ids(event.session_id, ids_in(text) + given)
+        else:
+            remember_ids(event.session_id, ids_in(text) + given)
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
         forget_old_sessions()
         spawn_background_refresh()
@@ -61,11 +78,12 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
 def _brief_key(idx: Any, cwd: str) -> str:
     from ..base.config import config_path, today
     from ..store.rooms import instincts_files, rooms_yaml
+    from ..store.tree import MEMORY_INDEX_NAME, claude_folder_of
 
     project = paths.project_key(cwd)
     # config.yaml, and what the hygiene line checks beside the index: the project's MEMORY.md,
     # rooms.yaml and the instincts file (a broken one is named there).
-    memory_md = paths.projects_dir() / project / "memory" / "MEMORY.md"
+    memory_md = claude_folder_of(cwd).path / MEMORY_INDEX_NAME
     stamps = []
     for path in (config_path(), memory_md, rooms_yaml(), *instincts_files()):
         try:
@@ -74,6 +92,27 @@ def _brief_key(idx: Any, cwd: str) -> str:
         except OSError:
             stamps.append("-")
     return f"brief|{project}|{today().isoformat()}|{idx.generation}|{'|'.join(stamps)}"
+
+
+def _handoff_units(idx: Any, cwd: str, *, first_only: bool, seen: set[str]) -> list[Any]:
+    from ..tiers.handoff import find_handoff
+
+    if find_handoff(cwd) is None:  # one stat: the tier modules load only when there is one
+        return []
+    from ..tiers.inject import handoff_units
+
+    units: list[Any] = handoff_units(idx, cwd, first_only=first_only, exclude=seen)
+    return units
+
+
+def _deliver(units: list[Any], session_id: str) -> list[str]:
+    """Record the handoff as given (if the brief kept it) and return its marker."""
+    if not any(u.given for u in units):
+        return []
+    from ..tiers.inject import deliver
+
+    given: list[str] = deliver(units, session_id)
+    return given
 
 
 def _resume_units(idx: Any, event: HookEvent, source: str) -> list[Any]:

@@ -34,10 +34,13 @@ from ..base.resources import hook_script, templates_dir
 # "<python> -S <checkout>/hooks/stop.py" are recognised and replaced by it). The timeouts are
 # ceilings for a stuck disk, not expected run times (SessionStart is tens of milliseconds).
 HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
-    "SessionStart": ("session_start.py", "startup|resume|clear|compact", 15),
+    "SessionStart": ("session_start.py", "startup|resume|clear|compact|fork", 15),
     "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
     "Stop": ("stop.py", None, 15),
     "SessionEnd": ("session_end.py", None, 5),
+    "SubagentStart": ("subagent_start.py", None, 10),
+    "PreCompact": ("pre_compact.py", None, 10),
+    "PostCompact": ("post_compact.py", None, 10),
 }
 # Files from templates/ that install puts under the Claude config folder (skills, …).
 INSTALLED_TEMPLATE_FILES = ("skills/memory-recall/SKILL.md",)
@@ -73,6 +76,16 @@ def _private_mode(path: Path) -> int:
 
 def _write_backup(path: Path) -> None:
     atomic_write_bytes(backup_file(path), path.read_bytes(), _private_mode(path))
+
+
+def _write_settings(path: Path, text: str) -> None:
+    """settings.json is the user's file: it keeps its mode (a new one is owner-only, since it
+    can hold API keys in its "env" block)."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = FILE_MODE
+    atomic_write_text(path, text, mode)
 
 
 def _tighten(path: Path) -> None:
@@ -269,7 +282,7 @@ def install(dry_run: bool = False) -> InstallPlan:
     if plan.changes:
         if plan.before is not None:
             _write_backup(path)
-        atomic_write_text(path, plan.after)
+        _write_settings(path, plan.after)
     _tighten(backup_file(path))
     # Every command we ever put in, so that uninstall recognises an older install's handlers
     # (in settings.json or in the backup) as ours too.
@@ -332,10 +345,10 @@ def uninstall() -> UninstallReport:
             restored = True
         elif original not in (None, "\0") and _same(original, cleaned):
             if before != original:
-                atomic_write_text(path, original)
+                _write_settings(path, original)
             restored = True
         elif removed:
-            atomic_write_text(path, _dump(cleaned))
+            _write_settings(path, _dump(cleaned))
     kept_backup = _settle_backup(path, ours)
     removed_files, kept_files = [], []
     for target, sha in record.get("files", []):

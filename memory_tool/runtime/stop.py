@@ -40,6 +40,11 @@ def spawn_scribe(session_id: str, *, final: bool = False) -> None:
     )
 
 
+def spawn_scribe_for(state: dict[str, Any]) -> None:
+    """Update the session's cold summary in the background when its state changed."""
+    _scribe(state, final=False)
+
+
 def _scribe(state: dict[str, Any], *, final: bool) -> None:
     if final or state["generation"] != state.get("scribed_generation"):
         try:

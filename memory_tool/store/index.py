@@ -284,13 +284,18 @@ class Index:
         """L1's candidates: what is known about the user, from every project and identity/."""
         return self.query("type = 'user' AND source != 'session'")
 
-    def project_facts(self, project: str) -> list[Entry]:
+    def project_facts(self, project: str, context_path: str | None = None) -> list[Entry]:
         """L2's own candidates: the rules and facts of ``project``'s memory folder and
-        CONTEXT.md."""
-        return self.query(
+        CONTEXT.md. ``context_path``: the working tree's CONTEXT.md, the only one a session
+        there loads (every worktree of a repository shares its memory folder, not its thoughts/);
+        None takes every CONTEXT.md of the project."""
+        facts = self.query(
             "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context')",
             (project,),
         )
+        if context_path is None:
+            return facts
+        return [e for e in facts if e.source != "context" or e.path == context_path]
 
     def pinned_for(self, project: str) -> list[Entry]:
         """Pinned memories (``always: true``) a session in ``project`` loads: a pin in the palace
@@ -465,6 +470,10 @@ class Index:
         stored = self._stored("source != 'session'")
         found: dict[str, tuple[int, int, tree.Folder]] = {}
         folders = tree.all_folders()
+        if cwd is not None:
+            self._register_session_folders(cwd)
+        listed = {str(f.path) for f in folders}
+        folders += [f for f in self.registered_folders() if str(f.path) not in listed]
         for folder in folders:
             for p, mtime, size in tree.scan(folder):
                 found[str(p)] = (mtime, size, folder)
@@ -527,15 +536,12 @@ class Index:
         SessionStart: this project's memory folder and identity/ in full; in other projects'
         folders the known user facts, plus a full look where the folder's listing changed
         (a new or deleted file). Edits elsewhere are picked up by the full refresh."""
-        project = paths.project_key(cwd)
+        own = tree.claude_folder_of(cwd)
+        self._register_session_folders(cwd)
         known_dirs = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
-        claude = tree.claude_folders()
-        if not any(f.project == project for f in claude):
-            claude.append(tree.claude_folder_for(project))
+        claude = [f for f in tree.claude_folders() if f.path != own.path] + [own]
         full_scan = [
-            f
-            for f in claude
-            if f.project == project or known_dirs.get(str(f.path)) != tree.dir_mtime(f.path)
+            f for f in claude if f is own or known_dirs.get(str(f.path)) != tree.dir_mtime(f.path)
         ]
         palace = tree.palace_folders()
         full_scan += [f for f in palace if f.source == "identity"]
@@ -572,6 +578,36 @@ class Index:
         self._record_dirs(full_scan)
         return stats
 
+    # Folders a session registers (meta keys, value = project): a moved auto-memory folder and
+    # a working tree's subagent memory, which no scan of the config folder would find.
+    MEMORY_DIR_META = "memdir:"
+    AGENT_ROOT_META = "agentroot:"
+
+    def _register_session_folders(self, cwd: str | Path) -> None:
+        project = paths.project_key(cwd)
+        moved = tree.claude_folder_of(cwd).path
+        wanted = []
+        if moved != paths.projects_dir() / project / "memory":
+            wanted.append(self.MEMORY_DIR_META + str(moved))
+        agents = tree.project_agent_root(cwd)
+        if agents.is_dir():
+            wanted.append(self.AGENT_ROOT_META + str(agents))
+        for key in wanted:
+            if self.meta(key) != project:
+                with contextlib.suppress(sqlite3.OperationalError):  # read-only: next time
+                    self.set_meta(key, project)
+
+    def registered_folders(self) -> list[tree.Folder]:
+        """The folders sessions registered that still exist (see ``_register_session_folders``);
+        one folder registered by several projects belongs to the latest."""
+        out = []
+        for path, project in sorted(self.meta_with_prefix(self.MEMORY_DIR_META).items()):
+            if os.path.isdir(path):
+                out.append(tree.Folder(Path(path), "claude", project=project))
+        for path, project in sorted(self.meta_with_prefix(self.AGENT_ROOT_META).items()):
+            out += tree.agent_folders(Path(path), project)
+        return out
+
     def refresh_changed_folders(self, cwd: str | Path) -> RefreshStats:
         """The refresh every prompt can afford: the palace's folders and this project's memory
         folder are stat'ed (about 20 calls), and only a folder whose listing changed (a file
@@ -581,7 +617,9 @@ class Index:
         Does nothing on an index that was never built: a full build is no job for a hook."""
         if not self.meta("last_full_refresh"):
             return RefreshStats()
-        folders = tree.palace_folders() + [tree.claude_folder_for(paths.project_key(cwd))]
+        folders = tree.palace_folders() + [tree.claude_folder_of(cwd)]
+        folders += tree.agent_folders(tree.user_agent_root())
+        folders += tree.agent_folders(tree.project_agent_root(cwd), paths.project_key(cwd))
         known = {r[0]: r[1] for r in self.conn.execute("SELECT path, mtime_ns FROM dirs")}
         stale: list[tree.Folder] = []
         for f in folders:

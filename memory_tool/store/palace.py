@@ -177,6 +177,33 @@ def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | No
     return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
 
 
+def resolve_type(type_: str | None, *, room: str | None, tier: str | None) -> str:
+    """The type of a memory about to be added, from what was asked: options that contradict
+    each other are refused, not silently resolved one way (the CLI's ``add`` and the MCP
+    ``add`` tool refuse the same things). Unset: wiki with tier wiki, note with a room, else
+    project."""
+    if room is not None and not room.strip():
+        raise MemoryToolError("a room needs a name (e.g. room authentication).")
+    if tier not in (None, "wiki"):
+        raise MemoryToolError(f"tier must be wiki (or left out); got {tier!r}.")
+    if tier == "wiki" and type_ not in (None, "wiki"):
+        raise MemoryToolError(
+            f"tier wiki writes a wiki page, so type {type_} does not apply: drop one of them."
+        )
+    if tier == "wiki" and room:
+        raise MemoryToolError("tier wiki and a room file a memory in two places: pick one.")
+    if type_ == "user" and room:
+        raise MemoryToolError(
+            "a user memory is about you, not a topic: it goes to the project's memory folder "
+            "(L1, always loaded). Drop the room, or use type note for a room memory."
+        )
+    if type_ is not None and type_ not in WRITABLE_TYPES:
+        raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
+    if type_ is None:
+        return "wiki" if tier == "wiki" else ("note" if room else "project")
+    return type_
+
+
 def add_memory(
     index: Index,
     text: str,

@@ -178,8 +178,10 @@ def _age_days(created: str, today_ord: int) -> int:
 def own_facts_sql(alias: str = "") -> str:
     """What a project may see of the rest (one ``?``: the project): everything in the palace,
     but another project's own facts (its memory folder, its CONTEXT.md, the wiki records
-    promoted from its sessions) stay with it."""
-    return f"{alias}source NOT IN ('claude', 'context', 'wiki') OR {alias}project IN ('', ?)"
+    promoted from its sessions, its subagents' notes) stay with it."""
+    return (
+        f"{alias}source NOT IN ('claude', 'context', 'wiki', 'agent') OR {alias}project IN ('', ?)"
+    )
 
 
 def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int) -> list[Entry]:

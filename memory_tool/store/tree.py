@@ -2,9 +2,12 @@
 
 Sources (all read, none rewritten unless a person asks):
 - Claude Code's auto memory: ``<config>/projects/<project>/memory/*.md``
-  (``MEMORY.md`` is an index, not a memory).
+  (``MEMORY.md`` is an index, not a memory), or the folder ``autoMemoryDirectory`` moves it to
+  (registered when a session starts in that project).
+- Subagents' memory: ``<config>/agent-memory/<agent>/`` and a project's
+  ``.claude/agent-memory/<agent>/`` (the latter registered when a session starts there).
 - The palace under the state root: ``identity/``, ``rooms/<room>/``, ``wiki/``, ``cold/<project>/``.
-- A project's ``thoughts/CONTEXT.md`` (registered when a session starts in that project).
+- A working tree's ``thoughts/CONTEXT.md`` (registered when a session starts in it).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ MAX_WALK_DEPTH = 6
 @record(frozen=True)
 class Folder:
     path: Path
-    source: str  # claude | identity | room | wiki | cold
+    source: str  # claude | agent | identity | room | wiki | cold
     project: str = ""
     room: str = ""
     recursive: bool = False
@@ -34,6 +37,8 @@ class Folder:
         """Where a file lives, independent of the machine's roots: the seed of its id."""
         if self.source == "claude":
             return f"claude:{self.project}/{file.name}"
+        if self.source == "agent":
+            return f"agent:{self.project}/{self.path.name}/{file.name}"
         try:
             rel = file.relative_to(paths.state_root())
         except ValueError:
@@ -60,6 +65,28 @@ def claude_folder_for(project: str) -> Folder:
     return Folder(paths.projects_dir() / project / "memory", "claude", project=project)
 
 
+def claude_folder_of(cwd: str | Path) -> Folder:
+    """The auto-memory folder a session in ``cwd`` uses (``autoMemoryDirectory`` honoured)."""
+    return Folder(paths.project_memory_dir(cwd), "claude", project=paths.project_key(cwd))
+
+
+def agent_folders(root: Path, project: str = "") -> list[Folder]:
+    """Subagents' memory (``memory: user|project`` in an agent's definition): one folder per
+    agent under ``root``, searchable and in L4, never always-loaded."""
+    return [
+        Folder(root / name, "agent", project=project, recursive=True, default_type="reference")
+        for name in _subdirs(root)
+    ]
+
+
+def user_agent_root() -> Path:
+    return paths.config_dir() / "agent-memory"
+
+
+def project_agent_root(cwd: str | Path) -> Path:
+    return paths.work_root(cwd) / ".claude" / "agent-memory"
+
+
 def palace_folders() -> list[Folder]:
     out: list[Folder] = []
     identity = paths.palace_dir("identity")
@@ -78,7 +105,7 @@ def palace_folders() -> list[Folder]:
 
 
 def all_folders() -> list[Folder]:
-    return claude_folders() + palace_folders()
+    return claude_folders() + palace_folders() + agent_folders(user_agent_root())
 
 
 def room_folder_names() -> list[str]:

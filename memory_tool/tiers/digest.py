@@ -52,6 +52,9 @@ MAX_COMMANDS = 60
 COMMAND_MAX_CHARS = 300
 ERROR_MAX_CHARS = 200
 FINAL_MAX_CHARS = 4000
+# The summary Claude Code writes at compaction (PostCompact): kept for the hot file and the cold
+# summary, where it stands for the part of the conversation that compaction replaced.
+COMPACT_SUMMARY_MAX_CHARS = 2000
 # One line per turn (what was asked, how Claude's last message of the turn began) lets the cold
 # summary grow toward a tenth of a long session and answer "what have we tried before?".
 # The first turns set the scene, the last ones hold the state: keep both ends.
@@ -335,7 +338,11 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def update_session(
-    event: HookEvent, *, prompt: str | None = None, final: str | None = None
+    event: HookEvent,
+    *,
+    prompt: str | None = None,
+    final: str | None = None,
+    compact_summary: str | None = None,
 ) -> dict[str, Any] | None:
     """Bring a session's state and hot file up to date (cheap: only new transcript lines).
     Returns the state, or None when the event names no session."""
@@ -350,6 +357,12 @@ def update_session(
         if prompt:
             _record_prompt(state, prompt)
             changed = True
+        if compact_summary:
+            cleaned = _clean(_unwrap_summary(compact_summary), COMPACT_SUMMARY_MAX_CHARS)
+            if cleaned and cleaned != state.get("compact_summary"):
+                state["compact_summary"] = cleaned
+                state["compactions"] = int(state.get("compactions") or 0) + 1
+                changed = True
         if final:
             cleaned = _clean(final, FINAL_MAX_CHARS)
             if cleaned and cleaned != state["final"]:
@@ -362,6 +375,12 @@ def update_session(
             write_hot_file(state)
             save_state(state)
         return state
+
+
+def _unwrap_summary(text: str) -> str:
+    """Claude Code's compaction summary, without the <summary> tags it comes in."""
+    inner = re.search(r"<summary>(.*?)</summary>", text, re.DOTALL)
+    return inner.group(1) if inner else text
 
 
 def on_prompt(event: HookEvent) -> None:

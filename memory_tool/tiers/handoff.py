@@ -9,18 +9,27 @@ the stop goes ahead) | ``block`` (``{"decision": "block", "reason": ...}``: Clau
 the reason as its next instruction). Whatever the mode, the hook speaks at most once per session
 (a marker file under the state root), never while Claude is already continuing because of a Stop
 hook (``stop_hook_active``), and never inside a subagent (``agent_id``).
+
+A handoff nobody reads defeats the point, so this module also says which handoff the next
+session gets (``tiers.inject.handoff_units`` renders it): the working tree's
+``thoughts/HANDOFF.md`` goes to the first session that starts after it was written, to resumed
+sessions and to "where were we" prompts; a record under the state root remembers which version of
+the file was delivered. A handoff older than the project's latest session summary by more than
+``handoff.stale_after_hours`` is stale: reported, not injected.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from ..base import paths
 from ..base.config import today
 from ..base.event import HookEvent
-from ..base.fsutil import create_exclusive
+from ..base.fsutil import atomic_write_text, create_exclusive, file_lock
+from ..base.record import record
 
 MODES = ("off", "remind", "block")
 DEFAULT_MODE = "block"
@@ -31,6 +40,13 @@ DEFAULT_MIN_TOOL_CALLS = 20
 # A file system's mtime can lag the clock a little: a handoff written this close before the
 # session's first event still counts as written in it.
 MTIME_SLACK_S = 2.0
+
+# The default of handoff.stale_after_hours: a day of later sessions makes a handoff history.
+DEFAULT_STALE_AFTER_HOURS = 24
+# A handoff is a page, not a log: past this size only a pointer to the file is given.
+MAX_HANDOFF_BYTES = 64 * 1024
+# Deliveries remembered (one per handoff file): enough for every working tree a person uses.
+MAX_DELIVERY_RECORDS = 500
 
 # Used when templates/HANDOFF.md is missing (a broken install must not break the Stop hook).
 FALLBACK_TEMPLATE = """# Handoff: {date}
@@ -152,3 +168,104 @@ def decide(event: HookEvent, state: dict[str, Any], cfg: dict[str, Any]) -> dict
     if mode == "remind":
         return {"systemMessage": remind_message(state, cwd)}
     return {"decision": "block", "reason": block_reason(state, cwd)}
+
+
+# --- delivery: the next session reads what this one wrote ---------------------------------------
+@record(frozen=True)
+class HandoffFile:
+    path: Path
+    mtime: float
+    size: int
+
+    @property
+    def version(self) -> str:
+        """This version of the file: a rewritten handoff is delivered again."""
+        return f"{self.mtime:.6f}:{self.size}"
+
+    @property
+    def marker(self) -> str:
+        """What a session that was given this version remembers (no repeat in one session)."""
+        return f"handoff:{self.path}:{self.version}"
+
+
+def find_handoff(cwd: str | Path) -> HandoffFile | None:
+    """The working tree's handoff file, if there is one (one stat)."""
+    path = target(cwd)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return None
+    return HandoffFile(path, st.st_mtime, st.st_size)
+
+
+def read_handoff(handoff: HandoffFile) -> str | None:
+    """Its text, redacted and stripped of ``<private>`` parts; None when it is too large to be a
+    handoff or unreadable."""
+    if handoff.size > MAX_HANDOFF_BYTES:
+        return None
+    try:
+        raw = handoff.path.read_bytes()[:MAX_HANDOFF_BYTES]
+    except OSError:
+        return None
+    from ..base.privacy import sanitize
+
+    return sanitize(raw.decode("utf-8", errors="replace")).strip()
+
+
+def stale_after_s(cfg: dict[str, Any]) -> float:
+    hours = _int(cfg.get("handoff", {}).get("stale_after_hours"), DEFAULT_STALE_AFTER_HOURS)
+    return hours * 3600.0
+
+
+def is_stale(handoff: HandoffFile, latest_summary_at: float | None, cfg: dict[str, Any]) -> bool:
+    """Older than the project's latest session summary by more than the configured time: later
+    sessions have moved on, and the handoff would mislead more than help."""
+    return latest_summary_at is not None and latest_summary_at - handoff.mtime > stale_after_s(cfg)
+
+
+def _deliveries_path() -> Path:
+    from .hot import hot_dir
+
+    return hot_dir() / "handoffs.json"
+
+
+def _deliveries() -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(_deliveries_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def was_delivered(handoff: HandoffFile) -> bool:
+    """Whether a session was already given this version of the file."""
+    record_ = _deliveries().get(str(handoff.path))
+    return isinstance(record_, dict) and record_.get("version") == handoff.version
+
+
+def mark_delivered(handoff: HandoffFile, session_id: str) -> None:
+    """Remember that ``session_id`` was given this version (later sessions are not, unless
+    they ask). Best effort: a read-only state folder means the next session gets it again."""
+    import json
+    import time
+
+    path = _deliveries_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(path.with_suffix(".lock")):
+            data = _deliveries()
+            data[str(handoff.path)] = {
+                "version": handoff.version,
+                "session": session_id,
+                "at": int(time.time()),
+            }
+            if len(data) > MAX_DELIVERY_RECORDS:
+                newest = sorted(data.items(), key=lambda kv: -int(kv[1].get("at", 0)))
+                data = dict(newest[:MAX_DELIVERY_RECORDS])
+            atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
+    except OSError:
+        pass

@@ -145,6 +145,8 @@ def render_hot(state: dict[str, Any], handoff: str = "") -> str:
             out += [f"{line}\n" for line in lines]
         else:
             out += [f"- {line}\n" for line in lines] or ["- none\n"]
+    if state.get("compact_summary"):
+        out.append(f"\n## Compaction summary\n{sanitize(state['compact_summary'])}\n")
     out.append("\n## Handoff\n")
     out.append(f"{sanitize(handoff)}\n" if handoff else f"{HANDOFF_PLACEHOLDER}\n")
     text = "".join(out)

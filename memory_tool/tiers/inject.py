@@ -4,7 +4,9 @@ as units counted exactly and packed within a budget.
 - UserPromptSubmit (``prompt_context``): the tiers the prompt's situation calls for
   (``situations.LOAD_TABLE``); the hot state only when the conversation does not hold it yet;
 - SessionStart on resume or compact (``resume_units``): this session's hot state, and on resume
-  the latest cold summary of another session of this project.
+  the latest cold summary of another session of this project;
+- the working tree's handoff (``handoff_units``): to the first session after it was written, on
+  resume, and for a "where were we" prompt, once per session.
 
 Hook path: stdlib plus our light modules; the tokenizer is never loaded here for a steady prompt
 (unit counts come from the index's token cache, which the Scribe warms).
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base import paths
@@ -52,7 +55,15 @@ MAX_WIKI_HITS = 4
 # Matching lines shown under each cold hit (the part of the summary the prompt is about).
 COLD_HIT_LINES = 2
 
+# A handoff's own share (it comes on top of the brief's layers): a filled-in template runs
+# 200-400 tokens; a longer one is given as a pointer to its file.
+HANDOFF_BUDGET_TOKENS = 400
+HANDOFF_MAX_CHARS = 2_400
+
 HOT_HEADING = "## This session so far (hot memory)\n"
+HANDOFF_HEADING = "## Handoff from an earlier session\n"
+# Followed by the summary's id, so the session's no-repeat record sees it: one request never
+# carries it twice (SessionStart on resume, then "where were we?").
 COLD_LATEST_HEADING = "## Latest earlier session of this project (cold memory)\n"
 COLD_SEARCH_HEADING = "## Earlier sessions that match (cold memory)\n"
 WIKI_HEADING = "## Matching decisions and conventions (wiki)\n"
@@ -228,8 +239,82 @@ def latest_cold_units(
         return []
     lines = cold_body_lines(entry.body)
     return _drop_dangling_titles(
-        _pack(COLD_LATEST_HEADING, lines, idx.count_cached, budget, max_chars)
+        _pack(cold_latest_heading(entry.id), lines, idx.count_cached, budget, max_chars)
     )
+
+
+def cold_latest_heading(entry_id: str) -> str:
+    return f"{COLD_LATEST_HEADING[:-1]} [{entry_id}]\n"
+
+
+def handoff_units(
+    idx: Index,
+    cwd: str,
+    *,
+    first_only: bool,
+    exclude: frozenset[str] | set[str] = frozenset(),
+    budget: int = HANDOFF_BUDGET_TOKENS,
+    max_chars: int = HANDOFF_MAX_CHARS,
+    cfg: dict[str, Any] | None = None,
+) -> list[Unit]:
+    """The working tree's handoff (tiers.handoff), unless the session has it (``exclude`` holds
+    its marker) or, with ``first_only``, another session was given this version already. Whole
+    when it fits the budget, else a pointer to the file; a stale one is reported, not injected.
+    Each unit's ``given`` is the handoff's marker: ``deliver`` records what was handed out."""
+    from ..base.config import load_config
+    from ..recall.layers import Unit
+    from .handoff import find_handoff, is_stale, read_handoff, was_delivered
+
+    found = find_handoff(cwd)
+    if found is None or found.marker in exclude or (first_only and was_delivered(found)):
+        return []
+    count = idx.count_cached
+    written = _day(found.mtime)
+    where = escape_fence(str(found.path))
+    latest = latest_cold(idx, paths.project_key(cwd))
+    latest_at = latest.mtime_ns / 1e9 if latest is not None and latest.mtime_ns > 0 else None
+    text = read_handoff(found)
+    if is_stale(found, latest_at, cfg if cfg is not None else load_config()):
+        lines = [
+            f"- {where} (written {written}) is older than the latest session summary "
+            f"({_day(latest_at or 0)}): not loaded, since later sessions moved on. Read it "
+            "only if it still applies.\n"
+        ]
+    elif text is None:
+        lines = [f"- {where} (written {written}) is too large to load here: read the file.\n"]
+    else:
+        lines = [f"From {where} (written {written}):\n"]
+        # Quoted: the file's own headings must not read as sections of the brief.
+        lines += [
+            f"> {escape_fence(line.rstrip())}\n" for line in text.splitlines() if line.strip()
+        ]
+    units = _pack(HANDOFF_HEADING, lines, count, budget, max_chars)
+    if len(units) < len(lines) + 1:  # it does not fit whole: point at the file instead
+        pointer = (
+            f"- {where} (written {written}) holds the last session's handoff, longer than its "
+            "share here: read it before picking up the work.\n"
+        )
+        units = _pack(HANDOFF_HEADING, [pointer], count, budget, max_chars)
+    return [Unit(u.text, u.tokens, found.marker) for u in units]
+
+
+def deliver(units: list[Unit], session_id: str) -> list[str]:
+    """Record that a session was given the handoff among ``units`` (later sessions are not);
+    returns the markers to add to the session's no-repeat record."""
+    from .handoff import HandoffFile, mark_delivered
+
+    given = sorted({u.given for u in units if u.given.startswith("handoff:")})
+    for marker in given:
+        _, rest = marker.split(":", 1)
+        path, mtime, size = rest.rsplit(":", 2)
+        mark_delivered(HandoffFile(Path(path), float(mtime), int(size)), session_id)
+    return given
+
+
+def _day(epoch: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(epoch).date().isoformat()
 
 
 def hot_units(
@@ -291,6 +376,16 @@ def units_for(
         tokens_left, chars_left = left()
         units += hot_units(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
+        )
+    if situation == "resume":  # "where were we": the handoff, unless the session has it
+        tokens_left, chars_left = left()
+        units += handoff_units(
+            idx,
+            cwd,
+            first_only=False,
+            exclude=exclude,
+            budget=min(HANDOFF_BUDGET_TOKENS, tokens_left),
+            max_chars=min(HANDOFF_MAX_CHARS, chars_left),
         )
     if cold == "latest":
         units += latest_cold_units(idx, project, sid, *left(), exclude=exclude)
@@ -393,7 +488,7 @@ def resume_units(idx: Index, event: HookEvent, source: str) -> list[Unit]:
     units = hot_units(idx, state, HOT_INJECT_MAX_TOKENS, max_chars)
     if state is not None:
         _mark_hot_injected(state["session_id"], units)
-    if source == "resume":
+    if source in ("resume", "fork"):
         sid = state["session_id"] if state else ""
         left = _room_left(units, budget, max_chars)
         units += latest_cold_units(idx, paths.project_key(cwd), sid, *left)

@@ -209,6 +209,8 @@ def build_summary(state: dict[str, Any]) -> str:
         title = f"{section} ({len(state['files'])})" if section == "Files changed" else section
         out.append(f"\n## {title}\n")
         out += [f"- {line}\n" for line in lines]
+    if state.get("compact_summary"):  # what compaction replaced, in Claude Code's own words
+        out.append(f"\n## Compaction summary\n{state['compact_summary'].strip()}\n")
     if state.get("model_summary"):
         out.append(f"\n## Model summary\n{state['model_summary'].strip()}\n")
     return sanitize("".join(out))
@@ -264,7 +266,7 @@ def write_cold(idx: Index, state: dict[str, Any]) -> Entry:
     entry = idx.index_file(path, cold_folder(state["project"]))
     warm_tokens(
         idx,
-        [tiers.COLD_LATEST_HEADING, tiers.COLD_SEARCH_HEADING, tiers.WIKI_HEADING]
+        [tiers.cold_latest_heading(entry.id), tiers.COLD_SEARCH_HEADING, tiers.WIKI_HEADING]
         + tiers.cold_body_lines(entry.body),
     )
     return entry

@@ -3,7 +3,8 @@
     .venv/bin/python tests/e2e/record_samples.py
 
 Runs the installed binary (see .ci/install_claude.sh) offline through one session: startup,
-a Stop hook that blocks once, --resume, /compact, --resume --fork-session. Every hook records its
+a Stop hook that blocks once, --resume, /compact, --resume --fork-session, a subagent (the
+Agent tool). Every hook records its
 input; the first input per (event, variant) is saved with the sandbox paths replaced by
 /home/user/... so the samples read like a normal machine. Re-run after bumping the pinned version
 and review the diff: other code parses these shapes.
@@ -22,7 +23,15 @@ from claude_sandbox import SAMPLES_DIR, Sandbox, find_claude_bin, project_key
 from fake_api import FakeAnthropicAPI
 
 FAKE_HOME = "/home/user"
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact", "PostCompact")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionEnd",
+    "PreCompact",
+    "PostCompact",
+    "SubagentStart",
+)
 
 
 def _variant(event: str, data: dict[str, Any]) -> str:
@@ -35,6 +44,7 @@ def _variant(event: str, data: dict[str, Any]) -> str:
         "SessionEnd": "session_end",
         "PreCompact": "pre_compact",
         "PostCompact": "post_compact",
+        "SubagentStart": "subagent_start",
     }[event]
 
 
@@ -69,6 +79,7 @@ def main() -> int:
                 ("/compact", ("--resume", "{sid}")),
                 ("What did we change?", ("--resume", "{sid}")),
                 ("Try another approach", ("--resume", "{sid}", "--fork-session")),
+                ("Have a subagent review the parser", ("--resume", "{sid}")),
             ]
             sid = ""
             for prompt, args in steps:
@@ -77,6 +88,11 @@ def main() -> int:
                     api.add_text("All tests pass now.")
                 if prompt == "/compact":
                     api.add_text("<summary>We fixed the failing parser test.</summary>")
+                if "subagent" in prompt:
+                    task = {"description": "review", "prompt": "Review parser.py."}
+                    api.add_tool_use("Agent", {**task, "subagent_type": "general-purpose"})
+                    api.add_text("The parser looks right.")  # the subagent's answer
+                    api.add_text("The review found nothing.")
                 res = box.run_claude(prompt, extra_args=[a.format(sid=sid) for a in args])
                 if res.returncode != 0:
                     print(f"claude failed on {prompt!r}: {res.stderr}", file=sys.stderr)

@@ -1,0 +1,7 @@
+#!/usr/bin/env python3
+"""The PreCompact hook of installs made before the start-up moved into the package (see
+_bootstrap.py); `memory-tool install` replaces their command."""
+
+import _bootstrap
+
+_bootstrap.run("PreCompact")
