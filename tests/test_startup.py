@@ -87,6 +87,17 @@ def test_a_claim_that_cannot_be_made_never_silences_memory(seeded: Path, tmp_pat
     assert proc.returncode == 0
 
 
+def test_twins_get_one_checksum_and_other_payloads_another() -> None:
+    small = json.dumps({"session_id": "s", "agent_id": "a1", "prompt": "x"}).encode()
+    other = small.replace(b"a1", b"a2")  # parallel subagents: same length, one id apart
+    large = small + b" " * claim.SMALL_PAYLOAD_BYTES
+    assert claim.checksum(small) == claim.checksum(bytes(small))
+    assert claim.checksum(small) != claim.checksum(other)
+    assert claim.checksum(large) != claim.checksum(large.replace(b"a1", b"a2"))
+    paths_ = {claim.claim_path("SubagentStart", p, "/s", "1") for p in (small, other)}
+    assert len(paths_) == 2
+
+
 def test_session_end_sweeps_claims_older_than_a_day() -> None:
     root = str(paths.state_root())
     os.environ["CLAUDE_PID"] = "9"
@@ -123,7 +134,7 @@ def test_a_prompt_answered_by_the_server_imports_only_the_start_up(
     seeded: Path, warm_server: object
 ) -> None:
     """With the server warm, a UserPromptSubmit process loads the start-up, the claim, the
-    client and two C modules: nothing that would make every prompt slower."""
+    client and _socket: nothing that would make every prompt slower."""
     prompt = {"session_id": "s1", "cwd": str(seeded), "prompt": "hello there"}
     run_start_up("SessionStart", start_payload(seeded))  # starts the server
     deadline = time.monotonic() + 20
@@ -139,5 +150,5 @@ def test_a_prompt_answered_by_the_server_imports_only_the_start_up(
     base = subprocess.run(baseline, capture_output=True, check=True)
     imported = import_names(proc.stderr) - import_names(base.stderr)
     ours = {"memory_tool", "memory_tool.runtime", "memory_tool.runtime.claim"}
-    ours |= {"memory_tool.runtime.client", "zlib", "_socket"}
+    ours |= {"memory_tool.runtime.client", "_socket"}
     assert imported <= ours, imported - ours

@@ -18,6 +18,10 @@ import os
 # even on a loaded machine. The same payload again (a later /compact of the same session) comes
 # minutes later, never within seconds.
 CLAIM_WINDOW_S = 10.0
+# Below this the payload is checksummed as one integer (a 5 MB paste would take ~80 ms that way;
+# zlib's crc32 takes a few).
+SMALL_PAYLOAD_BYTES = 8192
+MERSENNE_61 = (1 << 61) - 1
 # Claims are a few bytes each, one per event; SessionEnd sweeps those older than a day.
 PRUNE_AFTER_S = 24 * 3600
 
@@ -26,10 +30,19 @@ def claims_dir(state_root: str) -> str:
     return os.path.join(state_root, "run", "claims")
 
 
-def claim_path(event: str, stdin: bytes, state_root: str, pid: str) -> str:
+def checksum(stdin: bytes) -> int:
+    """The same number for the same bytes in every process (``hash()`` is salted per process).
+    A payload is a few hundred bytes: as one integer modulo a Mersenne prime it costs
+    microseconds and no import; zlib (an extension module to load) only for a large prompt."""
+    if len(stdin) <= SMALL_PAYLOAD_BYTES:
+        return int.from_bytes(stdin, "little") % MERSENNE_61
     import zlib
 
-    name = f"{pid}-{event}-{zlib.crc32(stdin):08x}-{len(stdin)}"
+    return zlib.crc32(stdin)
+
+
+def claim_path(event: str, stdin: bytes, state_root: str, pid: str) -> str:
+    name = f"{pid}-{event}-{checksum(stdin):x}-{len(stdin)}"
     return os.path.join(claims_dir(state_root), name)
 
 

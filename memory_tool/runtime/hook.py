@@ -47,8 +47,11 @@ def set_path(script: str) -> str:
     last. Returns that folder."""
     here = os.path.dirname(os.path.abspath(script))
     root = os.path.dirname(os.path.dirname(here))
-    mine = (here, os.path.realpath(here))
-    sys.path[:] = [root] + [p for p in sys.path if p not in mine and p != root]
+    if sys.path and sys.path[0] == here:
+        sys.path[0] = root  # the common case: no symlink on the way
+    else:
+        mine = (here, os.path.realpath(here))
+        sys.path[:] = [root] + [p for p in sys.path if p not in mine and p != root]
     if sys.flags.no_site:
         version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
         for folder in site_dirs(sys.executable, sys.prefix, version):
