@@ -122,7 +122,10 @@ def test_stamp_values_survive_quotes_and_spaces(tmp_path: Path) -> None:
     python.parent.mkdir()
     python.write_text("#!/bin/sh\n")
     python.chmod(0o755)
-    plugin_env.write_stamp(str(data), {"VERSION": "1.2", "PYTHON": str(python), "FLAGS": ""})
+    hook = data / "hook.py"
+    hook.write_text("")
+    values = {"VERSION": "1.2", "PYTHON": str(python), "FLAGS": "", "HOOK": str(hook)}
+    plugin_env.write_stamp(str(data), values)
     stamp = plugin_env.read_stamp(str(data))
     assert stamp is not None and stamp["PYTHON"] == str(python) and stamp["VERSION"] == "1.2"
     # The shell reads it the same way.
@@ -131,8 +134,11 @@ def test_stamp_values_survive_quotes_and_spaces(tmp_path: Path) -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert shown == str(python)
+    hook.unlink()
+    assert plugin_env.read_stamp(str(data)) is None  # its start-up script is gone
+    hook.write_text("")
     python.unlink()
-    assert plugin_env.read_stamp(str(data)) is None  # a stamp whose interpreter is gone
+    assert plugin_env.read_stamp(str(data)) is None  # its interpreter is gone
 
 
 def broken_root(tmp_path: Path) -> Path:

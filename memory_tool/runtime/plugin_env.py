@@ -73,7 +73,8 @@ def write_stamp(data: str, values: dict[str, str]) -> None:
 
 
 def read_stamp(data: str) -> dict[str, str] | None:
-    """The stamp's values, or None when there is none or its interpreter is gone."""
+    """The stamp's values, or None when there is none or its interpreter or start-up script is
+    gone (running a missing script, Python exits 2: for a hook, "block")."""
     values: dict[str, str] = {}
     try:
         with open(os.path.join(data, STAMP), encoding="utf-8") as fh:
@@ -86,6 +87,8 @@ def read_stamp(data: str) -> dict[str, str] | None:
         return None
     python = values.get("PYTHON", "")
     if not python or not os.access(python, os.X_OK):
+        return None
+    if not os.path.isfile(values.get("HOOK", "")):
         return None
     return values
 
