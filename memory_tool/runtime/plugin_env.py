@@ -35,7 +35,7 @@ LOCK = "build.lock"
 LOG = "build.log"
 FAILED = "build-failed.json"
 ENV_PREFIX = "env-"
-# The MCP server waits this long for a first build before giving up (a build measured 30-60 s on
+# The MCP server waits this long for a first build before giving up (a build measured 17-36 s on
 # a loaded 2-core machine, most of it pip downloading the dependencies).
 WAIT_FOR_TOOL_S = 180.0
 POLL_S = 0.25
