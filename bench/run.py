@@ -4,7 +4,7 @@
     bench/run --quick    a small subset (about 1 minute): trees of 100 and 1,000 files, a 50 MB
                          history, 2 LoCoMo conversations; results in bench/out/
 Sizes are configurable: --sizes 100,1000,10000,100000  --runs 20  --history-mb 1024
---conversations N  --skip scale,history,locomo,classify,hygiene,mcp,plugin,plots  --out FILE
+--conversations N  --skip scale,history,locomo,classify,hygiene,mcp,ui,plugin,plots  --out FILE
 By default a `git archive` snapshot of the committed HEAD is measured; --worktree measures the
 working tree as it is.
 """
@@ -260,6 +260,9 @@ def main() -> int:
         # One warm MCP tool call (the issue's figure is at 10,000 memories).
         mcp_sizes = [str(s) for s in sizes if s in (1000, 10000)] or ["1000"]
         run_script("mcp_bench.py", [*mcp_sizes, "--runs", str(max(runs, 10))], res)
+    if "ui" not in skip:
+        ui_sizes = [str(s) for s in sizes if s in (1000, 10000)] or ["1000"]
+        run_script("ui_bench.py", ui_sizes, res)
     if "plugin" not in skip:
         run_script("plugin_bench.py", [str(runs)], res)
     plots: list[Path] = []

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("recall",),
     ("tiers",),
     ("hygiene",),
-    ("runtime", "mcp"),
+    ("runtime", "mcp", "ui"),
     ("cli",),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -38,11 +38,12 @@ DOC_PAGES = {
     "mcp.md",
     "benchmarks.md",
     "architecture.md",
+    "ui.md",
 }
 # What a newcomer runs first: the README names these; docs/commands.md has all of them.
 MAIN_COMMANDS = [
     "wake", "list", "show", "search", "peek", "get", "add", "classify", "doctor", "inbox",
-    "index", "install", "uninstall",
+    "index", "install", "uninstall", "ui",
 ]  # fmt: skip
 
 

@@ -665,3 +665,29 @@ def test_l1_alone_over_the_cap_is_said_once(project: Path, mdir: Path, tmp_path:
     [finding] = checks(report, "always_load")
     assert finding.message.startswith("L1 alone holds 16 always-loaded entries (max 15)")
     assert {r["verdict"] for r in finding.data["triage"]} == {"profile"}
+
+
+def test_one_memorys_findings_are_the_full_reports_findings_about_it(
+    sandbox: Path, project: Path
+) -> None:
+    """diagnose_entry (the web UI's memory page) checks one memory without checking all: for
+    every memory of a palace with stale facts, broken paths, an unlisted file, links, duplicates
+    and an always-load overflow, it finds exactly what the full report says about it."""
+    from ui_support import demo_palace
+
+    from memory_tool.hygiene.doctor import diagnose, diagnose_entry
+    from memory_tool.store.palace import add_memory
+
+    palace = demo_palace().build(sandbox, hostile=True)
+    root = palace["root"]
+    with open_index() as idx:
+        original = idx.get(palace["ids"]["postgres-version"]).body
+        add_memory(idx, original + " Still true.", type_="note", cwd=root, room="database")
+        idx.refresh(root)
+        report = diagnose(idx, root)
+        checks = set()
+        for e in idx.memories():
+            full = sorted(f.message for f in report.about(e.id, e.path))
+            assert sorted(f.message for f in diagnose_entry(idx, e.id, root)) == full, e.path
+            checks |= {f.check for f in report.about(e.id, e.path)}
+    assert {"stale", "broken_path", "index_unlisted", "duplicate", "always_load"} <= checks

@@ -201,3 +201,35 @@ def test_the_inbox_shows_this_projects_candidates_first_and_names_the_others(
     theirs = f"## {paths.project_key(other)}"
     assert out.index("## this project") < out.index("read-only") < out.index(theirs)
     assert out.index(theirs) < out.index("RS256")
+
+
+def test_a_candidate_can_be_edited_then_accepted_in_the_place_a_person_picks(
+    project: Path, state: Path
+) -> None:
+    """The web UI's inbox: edit a candidate's text (redacted, its id kept), accept a gotcha
+    into the project's memory instead of the proposed wiki, a decision into the wiki."""
+    from memory_tool.base.errors import MemoryToolError
+    from memory_tool.store.index import open_index
+
+    key = paths.project_key(project)
+    found = [("gotcha", "The cache warms for ten minutes after a deploy."),
+             ("decision", "We keep one alembic revision per pull request.")]  # fmt: skip
+    gotcha_id, decision_id = inbox.write_candidates(
+        found, session="s1", project=key, cwd=str(project), day="2026-11-29"
+    )
+    secret = "sk-ant-api03-" + "B" * 40
+    edited = inbox.revise(gotcha_id, f"The cache warms for 15 minutes after a deploy. {secret}")
+    assert edited.id == gotcha_id and secret not in edited.text
+    assert inbox.get_candidate(gotcha_id).text == edited.text
+    with pytest.raises(MemoryToolError, match="at least"):
+        inbox.revise(gotcha_id, "<private>all of it</private>")
+    assert inbox.get_candidate(gotcha_id).text == edited.text  # a refused edit changes nothing
+    with open_index() as idx:
+        kept = inbox.accept(idx, gotcha_id, place="project")
+        wiki = inbox.accept(idx, decision_id, place="wiki")
+        with pytest.raises(MemoryToolError, match="place must be one of"):
+            inbox.accept(idx, gotcha_id, place="elsewhere")
+    assert Path(kept.path).parent == paths.project_memory_dir(project)
+    assert "15 minutes" in Path(kept.path).read_text() and secret not in Path(kept.path).read_text()
+    assert Path(wiki.path).parent == state / "wiki"
+    assert inbox.list_candidates() == []

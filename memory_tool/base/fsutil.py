@@ -6,7 +6,7 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 # Memory can hold personal facts: files are readable by their owner only.
@@ -131,6 +131,33 @@ def append_line_locked(path: Path, line: str) -> None:
                     if fh.read(1) != b"\n":
                         data = "\n" + data
             os.write(fd, data.encode("utf-8"))
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def rewrite_locked(path: Path, transform: Callable[[str], str]) -> bool:
+    """Rewrite a text file in place under the lock ``append_line_locked`` takes, so a line
+    appended meanwhile is never lost (a rename would leave a waiting appender writing to the
+    old file). True when the text changed; a missing file is left missing."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            with os.fdopen(os.dup(fd), "r+", encoding="utf-8", newline="") as fh:
+                old = fh.read()
+                new = transform(old)
+                if new == old:
+                    return False
+                fh.seek(0)
+                fh.write(new)
+                fh.truncate()
+                fh.flush()
+                return True
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:

@@ -38,23 +38,38 @@ def init() -> None:
 
 
 @main.command()
+@click.option(
+    "--why",
+    is_flag=True,
+    help="Also say why each candidate is in the brief or not: its reason, weight, and what "
+    "cap or budget left it out.",
+)
 @cwd_option
 @json_option
 @domain_errors
-def wake(cwd: str, as_json: bool) -> None:
+def wake(why: bool, cwd: str, as_json: bool) -> None:
     """Print exactly what SessionStart injects here, with each layer's tokens."""
     from ..hygiene.wake_line import wake_units
+    from ..recall.explain import explain_brief
 
+    explanation = None
     with open_index() as idx:
         idx.refresh_for_wake(cwd)
         # The same extra line SessionStart adds when memory needs attention.
-        brief = build_brief(idx, cwd, extra=wake_units(idx, cwd))
+        extra = wake_units(idx, cwd)
+        if why:
+            explanation = explain_brief(idx, cwd, extra=extra)
+            brief = explanation.brief
+        else:
+            brief = build_brief(idx, cwd, extra=extra)
     exact = tokens.count(brief.text)
     method = tokens.method()
     if as_json:
         data = brief.to_json()
         data["verified_tokens"] = exact
         data["tokenizer"] = method
+        if explanation is not None:
+            data["why"] = explanation.to_json()
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     click.echo(brief.text, nl=False)
@@ -67,6 +82,21 @@ def wake(cwd: str, as_json: bool) -> None:
     click.echo(f"frame: {brief.frame_tokens} tokens")
     note = "" if method == tokens.EXACT else " (no cl100k encoding could be loaded: estimated)"
     click.echo(f"total: {exact} tokens ({method}){note}, {len(brief.text)} characters")
+    if explanation is not None:
+        _print_why(explanation)
+
+
+def _print_why(explanation: Any) -> None:
+    """One line per candidate, in the order the packer took them: loaded (*) or not, the
+    reason, the weight, and for those left out, why."""
+    click.echo(f"--- why ({explanation.loaded} of at most {explanation.cap} entries loaded)")
+    rows = [r for rs in explanation.rows.values() for r in rs] + explanation.dropped
+    for r in rows:
+        mark = "*" if r.loaded else " "
+        name = " ".join((r.entry.description or r.entry.name).split())[:50]
+        click.echo(f"{mark} {r.layer} {r.entry.id:<9} {r.reason:<42} {r.weight:5.2f}  {name}")
+        if r.dropped:
+            click.echo(f"{'':<16}left out: {r.detail}")
 
 
 def _entry_row(e: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from ..base.config import load_config, today
 from ..hygiene.age import stale_items
 from ..hygiene.doctor import diagnose
 from ..hygiene.fix import FixResult, fix
-from ..hygiene.report import NOTE, PROBLEM, Finding, Report
+from ..hygiene.report import NOTE, PROBLEM, TITLES, Finding, Report
 from ..hygiene.wake_line import wake_units
 from ..recall.wake import build_brief
 from ..store.entry import Entry
@@ -23,24 +23,6 @@ from ..store.index import Index, open_index
 from .app import domain_errors, main
 from .options import cwd_option, json_option
 
-TITLES = {
-    "config": "config.yaml settings that are not valid",
-    "rooms": "rooms files that do not parse or compile",
-    "expired": "expired (past their `expires:` date)",
-    "stale": "stale (older than their type's staleness age)",
-    "broken_path": "broken paths (named in a memory, gone from disk)",
-    "frontmatter": "frontmatter broken, missing or invalid",
-    "file": "unreadable files",
-    "index_missing_file": "MEMORY.md lines pointing at missing files",
-    "index_unlisted": "memory files missing from MEMORY.md",
-    "index_truncated": "MEMORY.md longer than Claude Code loads",
-    "contradiction": "contradictions (merge candidates)",
-    "duplicate": "near-duplicates (merge candidates)",
-    "always_load": "always-load discipline",
-    "inferred_date": "created dates inferred",
-    "root_unknown": "relative paths not checked",
-    "to_write": "links to memories not written yet (to write)",
-}
 # Bars are this many cells wide: fits an 80-column terminal beside the labels and numbers.
 BAR_WIDTH = 30
 
@@ -231,8 +213,7 @@ def _l3(
     budget = layer_budget(load_config(), "l3")
     if not prompt and not room:
         return {"row": _row("L3", None, budget, "give --prompt TEXT or --room R"), "omitted": []}
-    from ..recall.room import room_recall
-    from ..runtime.prompt_submit import L3_MAX_CHARS
+    from ..recall.room import L3_MAX_CHARS, room_recall
 
     kwargs: dict[str, Any] = {"budget": budget, "exclude": loaded, "max_chars": L3_MAX_CHARS}
     if room:

@@ -12,10 +12,10 @@ from ..store import tree
 from ..store.index import Index
 from .always_load import always_load_findings
 from .drift import link_findings
-from .duplicates import duplicate_findings
+from .duplicates import duplicate_findings, duplicate_findings_for
 from .fix import mark_fixable
 from .memory_index import IndexFolder
-from .report import Report, sorted_findings
+from .report import Finding, Report, sorted_findings
 from .roots import discover_roots, remember_root
 from .wake_line import base_findings
 
@@ -50,3 +50,36 @@ def diagnose(
     projects = sorted({f.project for f in claude} | ({project} if project else set()))
     findings += always_load_findings(idx, projects, day, cfg)
     return Report(sorted_findings(findings), len(entries), project, roots)
+
+
+def diagnose_entry(
+    idx: Index,
+    entry_id: str,
+    cwd: str | Path | None = None,
+    *,
+    cfg: dict[str, Any] | None = None,
+    day: dt.date | None = None,
+) -> list[Finding]:
+    """The doctor's findings about one memory (``Report.about`` of a full ``diagnose``), found
+    by running each check over that memory and the few others it is checked against: its
+    folder's MEMORY.md, the memories its links name, its duplicate group, its project's
+    always-load set. A full report costs seconds at 10,000 memories; this costs milliseconds."""
+    cfg = cfg or load_config()
+    day = day or today()
+    entry = idx.get_current(entry_id)
+    entries = idx.memories()
+    keys = [entry.project] if entry.project else []
+    if cwd is not None:
+        keys.append(paths.project_key(cwd))
+    roots = discover_roots(idx, sorted(set(keys)))
+    folders = [IndexFolder(f.path, f.source == "claude") for f in tree.all_folders()]
+    here = [f for f in folders if Path(entry.path).parent == f.path]
+    findings = base_findings([entry], roots, here, day, cfg)
+    mark_fixable(findings)
+    findings += link_findings([entry], entries)
+    findings += duplicate_findings_for(entry, entries)
+    project = entry.project or (paths.project_key(cwd) if cwd is not None else "")
+    if project:
+        findings += always_load_findings(idx, [project], day, cfg)
+    report = Report(sorted_findings(findings), 1, project, roots)
+    return report.about(entry.id, entry.path)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.entry import Entry
+from ..store.links import links_of, names_of, norm_name
 from .report import NOTE, PROBLEM, Finding, label
 
 # A memory naming more paths than this is a log, not a fact: check the first ones only, so one
@@ -151,29 +152,15 @@ def path_findings(entries: Sequence[Entry], roots: dict[str, str | None]) -> lis
 
 # --- [[links]] ---------------------------------------------------------------------------------
 
-_LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:[|#][^\[\]\n]*)?\]\]")
-_TYPE_PREFIX = re.compile(r"^(user|feedback|project|reference)[_-]")
-
-
-def norm_name(text: str) -> str:
-    """A memory's name as links and file names spell it alike (``Deploy Runbook.md`` and
-    ``deploy_runbook`` are one name)."""
-    name = text.strip().lower().removesuffix(".md")
-    return re.sub(r"[\s_]+", "-", name.rsplit("/", 1)[-1])
-
 
 def link_findings(entries: Sequence[Entry], known: Sequence[Entry]) -> list[Finding]:
     names: set[str] = set()
     for e in known:
-        stem = Path(e.path).stem
-        names.update({norm_name(e.name), norm_name(stem), norm_name(_TYPE_PREFIX.sub("", stem))})
-        names.add(e.id)
+        names.update(names_of(e))
     out = []
     for e in entries:
-        if "[[" not in e.body:
-            continue
-        for target in dict.fromkeys(m.group(1).strip() for m in _LINK_RE.finditer(e.body)):
-            if target and norm_name(target) not in names:
+        for target in links_of(e.body):
+            if norm_name(target) not in names:
                 msg = f"[[{target}]] names a memory that does not exist yet: to write"
                 out.append(Finding("to_write", NOTE, msg, e.id, e.path, {"link": target}))
     return out

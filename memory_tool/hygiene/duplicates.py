@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store.entry import Entry
-from .drift import norm_name
+from ..store.links import norm_name
 from .report import PROBLEM, Finding
 
 # Near-duplicates: rapidfuzz token-sort ratio (0-100) at or above this. 90 keeps rewordings of the
@@ -167,3 +167,12 @@ def duplicate_findings(entries: Sequence[Entry]) -> list[Finding]:
         shown[j] += 1
         out.append(Finding(check, PROBLEM, f"{msg}: merge candidates", a.id, a.path, data))
     return out
+
+
+def duplicate_findings_for(entry: Entry, entries: Sequence[Entry]) -> list[Finding]:
+    """The near-duplicates and contradictions ``entry`` is part of: the same comparison as
+    ``duplicate_findings``, over the one group it is compared within (its folder or room, or the
+    user's facts), so one memory's page does not compare every memory with every other."""
+    bucket = _bucket(entry)
+    found = duplicate_findings([e for e in entries if _bucket(e) == bucket])
+    return [f for f in found if entry.id in f.data["ids"]]

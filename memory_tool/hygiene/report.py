@@ -27,6 +27,25 @@ LABELS: dict[str, tuple[str, str]] = {
     "duplicate": ("duplicate", "duplicates"),
     "always_load": ("always-load overflow", "always-load overflows"),
 }
+# Each check's heading in a report, for people (the CLI and the UI print these).
+TITLES = {
+    "config": "config.yaml settings that are not valid",
+    "rooms": "rooms files that do not parse or compile",
+    "expired": "expired (past their `expires:` date)",
+    "stale": "stale (older than their type's staleness age)",
+    "broken_path": "broken paths (named in a memory, gone from disk)",
+    "frontmatter": "frontmatter broken, missing or invalid",
+    "file": "unreadable files",
+    "index_missing_file": "MEMORY.md lines pointing at missing files",
+    "index_unlisted": "memory files missing from MEMORY.md",
+    "index_truncated": "MEMORY.md longer than Claude Code loads",
+    "contradiction": "contradictions (merge candidates)",
+    "duplicate": "near-duplicates (merge candidates)",
+    "always_load": "always-load discipline",
+    "inferred_date": "created dates inferred",
+    "root_unknown": "relative paths not checked",
+    "to_write": "links to memories not written yet (to write)",
+}
 CHECK_ORDER = [
     *LABELS,
     "inferred_date",
@@ -96,6 +115,23 @@ class Report:
                 continue
             parts.append(f"{n} {one if n == 1 else many}")
         return ", ".join(parts)
+
+    def about(self, entry_id: str, path: str) -> list[Finding]:
+        """The findings that concern one memory: its own, and the pairs and groups it is in."""
+        out = []
+        for f in self.findings:
+            pair = f.data.get("paths")
+            group = f.data.get("ids")
+            triage = f.data.get("triage")
+            if (
+                f.entry_id == entry_id
+                or (path and f.path == path)
+                or (isinstance(pair, list) and path in pair)
+                or (isinstance(group, list) and entry_id in group)
+                or (isinstance(triage, list) and any(r.get("id") == entry_id for r in triage))
+            ):
+                out.append(f)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -27,6 +27,10 @@ ROOM_FILL = 20
 # filter already narrows the field.
 L3_CANDIDATE_FACTOR = 2
 
+# L3's share of a prompt hook's output, which must stay under Claude Code's 10,000-character
+# cap: L4 (runtime.prompt_submit) has its own share, the frame and JSON envelope the rest.
+L3_MAX_CHARS = 5_200
+
 # What one layer contributes to a prompt's context (L3 also records the rooms that chose it).
 RecallResult = Layer
 

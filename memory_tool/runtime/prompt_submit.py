@@ -22,8 +22,7 @@ INTRO = (
     "instructions. Ids are in [brackets].\n"
 )
 # The whole output must stay under Claude Code's 10,000-character cap: L3 and L4 get fixed
-# shares, the frame and JSON envelope the rest.
-L3_MAX_CHARS = 5_200
+# shares (L3's is room.L3_MAX_CHARS), the frame and JSON envelope the rest.
 L4_MAX_CHARS = 2_600
 # What recall reads of a prompt: its head and tail. Every reader needs less (the search query
 # and the classifier take the first 3,000 and last 1,000 characters; situation and follow-up
@@ -44,7 +43,7 @@ def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     from ..recall.deep import deep_recall, is_past_question
     from ..recall.followup import room_to_keep
     from ..recall.layers import Unit
-    from ..recall.room import room_recall
+    from ..recall.room import L3_MAX_CHARS, room_recall
     from ..recall.seen import (
         UNCHANGED,
         Unchanged,

@@ -161,18 +161,24 @@ def _refuse_background_room(room: str) -> None:
             )
 
 
+def room_folder(room: str) -> tree.Folder:
+    """The palace folder of ``room``, once the name is checked: a room name, not a background
+    room, not a typo of an existing room."""
+    if not ROOM_NAME_RE.match(room):
+        raise MemoryToolError(
+            f"room {room!r} is not a room name: use lower-case letters, digits, '-' and '_'."
+        )
+    _refuse_background_room(room)
+    return tree.Folder(
+        paths.palace_dir("rooms") / room, "room", room=room, recursive=True, default_type="note"
+    )
+
+
 def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | None) -> tree.Folder:
     if tier == "wiki" or type_ == "wiki":
         return tree.Folder(paths.palace_dir("wiki"), "wiki", recursive=True, default_type="wiki")
     if room:
-        if not ROOM_NAME_RE.match(room):
-            raise MemoryToolError(
-                f"room {room!r} is not a room name: use lower-case letters, digits, '-' and '_'."
-            )
-        _refuse_background_room(room)
-        return tree.Folder(
-            paths.palace_dir("rooms") / room, "room", room=room, recursive=True, default_type="note"
-        )
+        return room_folder(room)
     project = paths.project_key(cwd)
     return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
 
@@ -246,7 +252,7 @@ def add_memory(
         return same
     content = render_memory(slug, desc, type_ if tier != "wiki" else "wiki", body, fields)
     stem = f"{type_}_{slug.replace('-', '_')}" if folder.source == "claude" else slug
-    path = _claim(folder.path, stem, content)
+    path = claim_file(folder.path, stem, content)
     append_line_locked(
         folder.path / tree.MEMORY_INDEX_NAME, memory_index_line(slug, path.name, desc)
     )
@@ -266,7 +272,7 @@ def memory_index_line(title: str, file_name: str, hook: str) -> str:
     return f"- [{title}]({file_name}) — {hook}"
 
 
-def _claim(folder: Path, stem: str, content: str) -> Path:
+def claim_file(folder: Path, stem: str, content: str) -> Path:
     ensure_dir(folder)
     for n in range(1, 10_000):
         path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")

@@ -176,3 +176,38 @@ def room_classifier() -> Any:
         return room
 
     return classify
+
+
+# The kinds of words a room lists in rooms.yaml, in the order a person reads them.
+VOCABULARY_KINDS = ("keywords", "phrases", "aliases", "weak", "decisive")
+
+
+def room_vocabulary() -> dict[str, dict[str, Any]]:
+    """Each room's own words as rooms.yaml lists them (``description`` and the lists of
+    VOCABULARY_KINDS), folder-only rooms with their name alone: what the classifier matches a
+    prompt against, for a person to read. A rooms.yaml that does not parse shows the shipped
+    rooms, as room recall then uses them. Cached by file state, as the compiled rooms are
+    (parsing the shipped rooms.yaml takes a few hundred milliseconds)."""
+    value: dict[str, dict[str, Any]] = cached_json("rooms-vocabulary", _sources(), _vocabulary)
+    return value
+
+
+def _vocabulary() -> dict[str, dict[str, Any]]:
+    from ..base.resources import template_path
+
+    try:
+        spec = _spec()
+    except ConfigError:
+        spec = _spec(template_path("rooms.yaml"))
+    rooms = spec.get("rooms") if isinstance(spec.get("rooms"), dict) else {}
+    out: dict[str, dict[str, Any]] = {}
+    for raw_name, body in (rooms or {}).items():
+        body = body if isinstance(body, dict) else {}
+        words: dict[str, Any] = {"description": str(body.get("description") or "")}
+        for kind in VOCABULARY_KINDS:
+            value = body.get(kind) or []
+            words[kind] = [str(v) for v in (value if isinstance(value, list) else [value])]
+        out[str(raw_name).strip().lower()] = words
+    for name in tree.room_folder_names():
+        out.setdefault(name.lower(), {"description": "", **{k: [] for k in VOCABULARY_KINDS}})
+    return out

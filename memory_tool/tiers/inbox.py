@@ -253,11 +253,23 @@ def get_candidate(cid: str) -> Candidate:
     return c
 
 
-def accept(idx: Any, cid: str, room: str | None = None, cwd: str | None = None) -> Any:
+# Where ``accept`` files a candidate besides a room: as proposed, the wiki, or the project's
+# own memory folder (a gotcha is proposed for the wiki; a person may keep it with the project).
+PLACES = ("", "wiki", "project")
+
+
+def accept(
+    idx: Any, cid: str, room: str | None = None, cwd: str | None = None, place: str = ""
+) -> Any:
     """Write the candidate as a real memory (Claude Code format, ``created`` date, a
-    ``MEMORY.md`` line) and drop it from the inbox. Returns the new Entry."""
+    ``MEMORY.md`` line) and drop it from the inbox. Returns the new Entry. ``room`` files it
+    in a palace room; otherwise ``place`` (PLACES) says where, "" meaning as proposed."""
     from ..store.palace import add_memory
 
+    if place not in PLACES:
+        raise MemoryToolError(
+            f"place must be one of {', '.join(p or '(as proposed)' for p in PLACES)}."
+        )
     c = get_candidate(cid)
     target_cwd = cwd or c.cwd or os.getcwd()
     if not os.path.isdir(target_cwd):
@@ -265,7 +277,12 @@ def accept(idx: Any, cid: str, room: str | None = None, cwd: str | None = None) 
             f"the session's project folder {target_cwd} is gone: pass --cwd to say which "
             "project the memory belongs to."
         )
-    tier = None if room else (c.tier or None)
+    if room:
+        tier = None
+    elif place:
+        tier = "wiki" if place == "wiki" else None
+    else:
+        tier = c.tier or None
     extra: dict[str, object] = {"origin": f"inbox:{c.kind}"}
     if c.session:
         extra["originSessionId"] = c.session
@@ -283,6 +300,39 @@ def settle(kind: str, text: str, verdict: str) -> None:
     if path.exists() or cid not in {line.split()[0] for line in _decided()}:
         _mark_decided(cid, verdict)
         path.unlink(missing_ok=True)
+
+
+def revise(cid: str, text: str) -> Candidate:
+    """Change a waiting candidate's text (before accepting it), redacted as every write is;
+    its id and the rest of its fields stay."""
+    from ..base.fsutil import atomic_write_text
+
+    c = get_candidate(cid)
+    new = sanitize(text).strip()
+    if len(new) < MIN_CANDIDATE_CHARS:
+        raise MemoryToolError(
+            f"a candidate needs at least {MIN_CANDIDATE_CHARS} characters of text once private "
+            "parts are removed; reject it instead to drop it."
+        )
+    if len(new) > MAX_CANDIDATE_CHARS:
+        raise MemoryToolError(
+            f"a candidate holds one lesson, at most {MAX_CANDIDATE_CHARS} characters (this is "
+            f"{len(new)}): shorten it, or accept it and edit the memory it becomes."
+        )
+    data = {
+        "id": c.id,
+        "kind": c.kind,
+        "type": c.type,
+        "tier": c.tier,
+        "session": c.session,
+        "project": c.project,
+        "cwd": c.cwd,
+        "created": c.created,
+        "text": new,
+    }
+    atomic_write_text(c.path, _render(data))
+    c.text = new
+    return c
 
 
 def reject(cid: str) -> Candidate:

@@ -1,0 +1,154 @@
+"""What every page of the web UI shares: the templates (autoescaped: memory text is always shown
+as text), the run's settings, the project list, and how a memory is summed up in a row."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from ..base import paths
+from ..base.config import load_config, today
+from ..base.record import record
+from ..recall.layers import age_days, is_expired, is_stale
+from ..store.entry import Entry
+from ..store.index import Index, open_index
+from .security import CSRF_FIELD, Secrets
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+# The pages, in the order the navigation shows them: (path, title).
+NAV = (
+    ("/brief", "Next session"),
+    ("/rooms", "Rooms"),
+    ("/inbox", "Inbox"),
+    ("/sessions", "Sessions"),
+    ("/health", "Health"),
+)
+
+
+@record(frozen=True)
+class Settings:
+    keys: Secrets
+    cwd: str  # where `memory-tool ui` started: its project is the one shown first
+
+
+@record(frozen=True)
+class Project:
+    key: str
+    root: str | None  # the folder it stands for, when known
+    here: bool  # the project `memory-tool ui` was started in
+
+    @property
+    def label(self) -> str:
+        return self.root or self.key
+
+
+def settings_of(request: Any) -> Settings:
+    value: Settings = request.app.state.settings
+    return value
+
+
+@contextmanager
+def index() -> Iterator[Index]:
+    with open_index() as idx:
+        yield idx
+
+
+def fresh(idx: Index, cwd: str) -> None:
+    """Bring the index up to the files the way the hooks do, not with a stat of every file (a
+    second at 10,000 files, on every page): build it if it never was, else scan again the
+    folders whose listing changed (a file added, deleted, or saved by an editor's rename). A
+    page checks the memories it shows against their files (``Index.current``), so an edit in
+    place shows too; the UI's own changes index their file as they write it."""
+    if not idx.ensure_built(cwd):
+        idx.refresh_changed_folders(cwd)
+
+
+def projects(idx: Index, cwd: str) -> list[Project]:
+    """Every project memory knows of (a Claude Code memory folder, memories or cold summaries of
+    its own), the one ``cwd`` is in first, each with its folder where that is known."""
+    from ..hygiene.roots import discover_roots
+    from ..store import tree
+
+    here = paths.project_key(cwd)
+    keys = {f.project for f in tree.claude_folders()} | set(idx.distinct_values("project"))
+    keys.add(here)
+    roots = discover_roots(idx, sorted(keys))
+    found = [Project(key, roots.get(key), key == here) for key in keys]
+    return sorted(found, key=lambda p: (not p.here, p.label))
+
+
+def chosen_project(found: list[Project], key: str | None) -> Project | None:
+    if not key:
+        return found[0] if found else None
+    return next((p for p in found if p.key == key), None)
+
+
+def facts(
+    e: Entry, day: dt.date | None = None, cfg: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A memory's age and the badges a row shows."""
+    day = day or today()
+    cfg = cfg if cfg is not None else load_config()
+    return {
+        "entry": e,
+        "age": age_days(e, day),
+        "stale": is_stale(e, day, cfg) and not is_expired(e, day),
+        "expired": is_expired(e, day),
+        "inferred": e.created_inferred,
+        "pinned": e.always,
+    }
+
+
+def short_path(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home) :] if path.startswith(home + "/") else path
+
+
+def url(path: str, **params: str | None) -> str:
+    query = urlencode({k: v for k, v in params.items() if v})
+    return f"{path}?{query}" if query else path
+
+
+def _environment() -> Any:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,  # every template, whatever its name: memory text is never markup
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(nav=NAV, short_path=short_path, url=url, csrf_field=CSRF_FIELD)
+    return env
+
+
+_ENV: list[Any] = []
+
+
+def render(request: Any, template: str, status: int = 200, **context: Any) -> Any:
+    """The page ``template`` with ``context``, the navigation, the CSRF value for its forms and
+    the note or error a redirect passed along."""
+    from starlette.responses import HTMLResponse
+
+    from ..tiers.inbox import list_candidates
+
+    if not _ENV:
+        _ENV.append(_environment())
+    keys = settings_of(request).keys
+    base = {
+        "path": request.url.path,
+        "csrf": keys.csrf,
+        "note": request.query_params.get("note", ""),
+        "error": request.query_params.get("error", ""),
+        "inbox_count": len(list_candidates()),
+    }
+    html = _ENV[0].get_template(template).render(**(base | context))
+    return HTMLResponse(html, status_code=status)
