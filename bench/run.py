@@ -4,7 +4,7 @@
     bench/run --quick    a small subset (about 1 minute): trees of 100 and 1,000 files, a 50 MB
                          history, 2 LoCoMo conversations; results in bench/out/
 Sizes are configurable: --sizes 100,1000,10000,100000  --runs 20  --history-mb 1024
---conversations N  --skip scale,history,locomo,classify,hygiene,mcp,ui,plugin,plots  --out FILE
+--conversations N  --skip scale,history,locomo,classify,hygiene,mcp,ui,sync,plugin,plots  --out FILE
 By default a `git archive` snapshot of the committed HEAD is measured; --worktree measures the
 working tree as it is.
 """
@@ -263,6 +263,11 @@ def main() -> int:
     if "ui" not in skip:
         ui_sizes = [str(s) for s in sizes if s in (1000, 10000)] or ["1000"]
         run_script("ui_bench.py", ui_sizes, res)
+    if "sync" not in skip:
+        # First and no-change sync at 10,000 memories (1,000 with --quick), and SessionStart
+        # with sync set up or not.
+        sync_sizes = [str(s) for s in sizes if s == 10000] or [str(min(sizes))]
+        run_script("sync_bench.py", sync_sizes, res)
     if "plugin" not in skip:
         run_script("plugin_bench.py", [str(runs)], res)
     plots: list[Path] = []

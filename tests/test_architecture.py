@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("recall",),
     ("tiers",),
     ("hygiene",),
+    ("sync",),
     ("runtime", "mcp", "ui"),
     ("cli",),
 ]

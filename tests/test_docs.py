@@ -33,6 +33,7 @@ DOC_PAGES = {
     "hygiene.md",
     "configuration.md",
     "hook-server.md",
+    "sync.md",
     "reliability.md",
     "commands.md",
     "mcp.md",

@@ -80,6 +80,10 @@ DEFAULTS: dict[str, Any] = {
     "cold": {"retention_days": 30, "model_summary": False, "model_summary_max_chars": 4000},
     "hygiene": {"enabled": True},
     "server": {"enabled": True},
+    # Sync and team palaces on git (docs/sync.md): detached runs after SessionEnd (the Scribe
+    # first) and, at most every few minutes, at SessionStart; only once `sync init` or
+    # `team add` set a remote up.
+    "sync": {"auto": True, "on_start": True},
 }
 
 
@@ -151,6 +155,7 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
     },
     "hygiene": {"enabled": _SWITCH},
     "server": {"enabled": _SWITCH},
+    "sync": {"auto": _SWITCH, "on_start": _SWITCH},
 }
 
 

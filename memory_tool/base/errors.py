@@ -45,3 +45,8 @@ class ConfigError(MemoryToolError):
 
 class IndexCorruptError(MemoryToolError):
     """The SQLite index cannot be read; it is derived, so it is rebuilt from the files."""
+
+
+class SyncError(MemoryToolError):
+    """A sync, team or archive operation could not be done; the message says what to do.
+    Nothing is lost when one is raised: local changes stay committed or on disk."""

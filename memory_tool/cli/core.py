@@ -15,7 +15,7 @@ from ..recall.wake import build_brief
 from ..store.index import open_index
 from ..store.palace import WRITABLE_TYPES, add_memory, init_palace, resolve_type
 from .app import domain_errors, ensure_built, main, unknown_filters
-from .options import cwd_option, json_option
+from .options import cwd_option, json_option, publish_team, team_option
 
 
 @main.command()
@@ -189,6 +189,7 @@ def show(entry_id: str) -> None:
 @click.option("--description", help="One-line summary; the first sentence when omitted.")
 @click.option("--tier", type=click.Choice(["wiki"]), help="Write to the wiki tier.")
 @click.option("--always", is_flag=True, help="Pin to the always-loaded brief.")
+@team_option
 @cwd_option
 @json_option
 @click.argument("text", nargs=-1, required=True)
@@ -201,6 +202,7 @@ def add(
     description: str | None,
     tier: str | None,
     always: bool,
+    team: str | None,
     cwd: str,
     as_json: bool,
     text: tuple[str, ...],
@@ -208,8 +210,9 @@ def add(
     """Save a memory as a Claude-Code-compatible Markdown file and index it.
 
     user/feedback/project/reference memories go to this project's Claude Code memory folder,
-    --room to the palace room, --tier wiki to the wiki. Secrets are redacted and <private>
-    spans dropped before anything is written."""
+    --room to the palace room, --tier wiki to the wiki; with --team, to that team palace's
+    room or wiki, then pushed to your teammates. Secrets are redacted and <private> spans
+    dropped before anything is written."""
     type_ = resolve_type(type_, room=room, tier=tier)
     created: list[bool] = []
     with open_index() as idx:
@@ -225,9 +228,12 @@ def add(
             tier=tier,
             always=always,
             created=created,
+            team=team,
         )
+    pushed = publish_team(team) if team and created[0] else None
     if as_json:
-        click.echo(json.dumps(_entry_row(entry) | {"new": created[0]}, ensure_ascii=False))
+        row = _entry_row(entry) | {"new": created[0]}
+        click.echo(json.dumps(row | ({"pushed": pushed} if team else {}), ensure_ascii=False))
     elif created[0]:
         click.echo(f"saved {entry.id} -> {entry.path}")
     else:

@@ -15,11 +15,12 @@ from ..base.config import load_config, today
 from ..hygiene.age import stale_items
 from ..hygiene.doctor import diagnose
 from ..hygiene.fix import FixResult, fix
-from ..hygiene.report import NOTE, PROBLEM, TITLES, Finding, Report
+from ..hygiene.report import NOTE, PROBLEM, TITLES, Finding, Report, sorted_findings
 from ..hygiene.wake_line import wake_units
 from ..recall.wake import build_brief
 from ..store.entry import Entry
 from ..store.index import Index, open_index
+from ..sync.state import sync_findings
 from .app import domain_errors, main
 from .options import cwd_option, json_option
 
@@ -110,6 +111,7 @@ def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> No
             if fixed.actions:
                 idx.refresh(cwd)
                 report = diagnose(idx, cwd, duplicates=not no_duplicates)
+    report.findings = sorted_findings(sync_findings() + report.findings)
     if as_json:
         data = report.to_json()
         if fixed is not None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from . import core, hygiene, install, mcp, recall, server, tiers, ui  # noqa: F401 - registers
+from . import core, hygiene, install, mcp, recall, server, sync, tiers, ui  # noqa: F401 - registers
 from .app import main
 
 __all__ = ["main"]

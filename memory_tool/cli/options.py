@@ -19,3 +19,23 @@ def cwd_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         show_default="current directory",
         help="Project directory (its git root decides the project).",
     )(fn)
+
+
+team_option = click.option(
+    "--team",
+    help="Write to this team palace (`memory-tool team list`) and push it to your teammates.",
+)
+
+
+def publish_team(team: str) -> bool:
+    """Push a memory just written to a team palace; a remote that is down costs a warning, not
+    the memory (it is committed here and goes out with the next sync)."""
+    from ..base.errors import SyncError
+    from ..sync.team import publish
+
+    try:
+        publish(team)
+    except SyncError as exc:
+        click.echo(f"memory-tool: saved, but not pushed to team {team} yet: {exc}", err=True)
+        return False
+    return True

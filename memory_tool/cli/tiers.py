@@ -18,7 +18,7 @@ from ..tiers.context import context_heading, situation_context, state_for
 from ..tiers.hot import hot_path, latest_state, load_state, render_hot
 from ..tiers.situations import SITUATIONS
 from .app import domain_errors, main
-from .options import cwd_option, json_option
+from .options import cwd_option, json_option, publish_team, team_option
 
 
 @main.command()
@@ -245,12 +245,17 @@ def inbox(ctx: click.Context, as_json: bool) -> None:
     default=None,
     help="Project it belongs to (default: the project of the session it came from).",
 )
+@team_option
 @domain_errors
-def inbox_accept(candidate_id: str, room: str | None, cwd: str | None) -> None:
-    """Save a candidate as a memory (Claude Code format, dated, with its MEMORY.md line)."""
+def inbox_accept(candidate_id: str, room: str | None, cwd: str | None, team: str | None) -> None:
+    """Save a candidate as a memory (Claude Code format, dated, with its MEMORY.md line).
+
+    With --team, in that team palace (a --room of it, or its wiki), pushed to your teammates."""
     with open_index() as idx:
-        entry = inbox_mod.accept(idx, candidate_id, room=room, cwd=cwd)
+        entry = inbox_mod.accept(idx, candidate_id, room=room, cwd=cwd, team=team)
     click.echo(f"saved {entry.id} -> {entry.path}")
+    if team:
+        publish_team(team)
 
 
 @inbox.command("reject")

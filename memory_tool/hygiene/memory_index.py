@@ -28,10 +28,15 @@ class IndexFolder:
 
 
 def _memory_files(folder: Path) -> list[str]:
-    """The memory files directly in ``folder`` (as ``tree.scan`` counts them), as strings."""
+    """The memory files directly in ``folder`` (as ``tree.scan`` counts them), as strings;
+    not a sync's conflict copy (the conflict check names it, and it goes when resolved)."""
     try:
         with os.scandir(folder) as it:
-            return sorted(e.path for e in it if tree.is_memory_file(e.name) and e.is_file())
+            return sorted(
+                e.path
+                for e in it
+                if tree.is_memory_file(e.name) and not tree.is_conflict_copy(e.name) and e.is_file()
+            )
     except OSError:
         return []
 

@@ -13,6 +13,8 @@ NOTE = "note"  # worth knowing, nothing to repair by force
 
 # Problem kinds in the order the summary line names them, with singular and plural labels.
 LABELS: dict[str, tuple[str, str]] = {
+    "sync": ("failed sync", "failed syncs"),
+    "conflict": ("sync conflict", "sync conflicts"),
     "config": ("config.yaml problem", "config.yaml problems"),
     "rooms": ("broken rooms file", "broken rooms files"),
     "expired": ("expired", "expired"),
@@ -29,6 +31,8 @@ LABELS: dict[str, tuple[str, str]] = {
 }
 # Each check's heading in a report, for people (the CLI and the UI print these).
 TITLES = {
+    "sync": "syncs that failed (they retry by themselves)",
+    "conflict": "sync conflicts: two versions kept, keep one",
     "config": "config.yaml settings that are not valid",
     "rooms": "rooms files that do not parse or compile",
     "expired": "expired (past their `expires:` date)",

@@ -28,6 +28,7 @@ from ..store.rooms import instincts_files, rooms_yaml
 from .age import age_findings
 from .always_load import as_loaded, overflow_finding
 from .config_files import config_findings, rooms_findings
+from .conflicts import conflict_findings
 from .drift import path_findings
 from .files import file_findings
 from .memory_index import IndexFolder, memory_index_findings
@@ -49,7 +50,7 @@ def base_findings(
     """The checks both the SessionStart line and ``doctor`` run: config.yaml, rooms.yaml, age,
     files, paths, MEMORY.md."""
     by_path = {e.path: e for e in entries}
-    findings = config_findings() + rooms_findings()
+    findings = config_findings() + rooms_findings() + conflict_findings(entries)
     findings += age_findings(entries, day, cfg)
     findings += file_findings(entries)
     findings += path_findings(entries, roots)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..base import paths
 from ..base.event import HookEvent
+from ..sync.spawn import spawn_sync
 from .background import spawn_background_refresh
 from .client import ensure_server
 from .dispatch import context
@@ -72,6 +73,7 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
         forget_old_sessions()
         spawn_background_refresh()
     ensure_server()  # warm for the session's first prompt
+    spawn_sync("start", cwd=cwd)  # detached: a teammate's or another machine's new memory
     return context("SessionStart", text)
 
 

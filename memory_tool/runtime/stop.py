@@ -15,6 +15,7 @@ from typing import Any
 
 from ..base.event import HookEvent
 from ..base.log import log_error
+from ..sync.spawn import spawn_sync
 from ..tiers import digest
 
 
@@ -69,6 +70,11 @@ def on_stop(event: HookEvent) -> dict[str, Any] | None:
 
 def on_session_end(event: HookEvent) -> dict[str, Any] | None:
     state = digest.update_session(event)
+    session = state["session_id"] if state is not None else ""
+    # With sync on, one detached process runs the Scribe and then the sync (so the session's
+    # cold summary travels too); otherwise the Scribe alone.
+    if spawn_sync("end", cwd=event.cwd, session=session):
+        return None
     if state is not None:
         _scribe(state, final=True)
     return None

@@ -357,7 +357,8 @@ def render(entry: Entry) -> None:
     if label and text != one_line(label):
         text = f"{one_line(label)}: {text}"
     text = escape_fence(text) or "(empty)"
-    head = f"- [{entry.id}] "
+    team = team_label(entry)
+    head = f"- [{entry.id}] {team}"
     cap = CONTEXT_LINE_MAX_TOKENS if entry.source == "context" else ENTRY_LINE_MAX_TOKENS
     body = tokens.truncate(text, max(1, cap - tokens.count(head)))
     entry.line = f"{head}{body}\n"
@@ -371,16 +372,24 @@ def render(entry: Entry) -> None:
     preview = escape_fence(preview_src[:PREVIEW_CHARS])
     if len(preview_src) > PREVIEW_CHARS:
         preview += "…"
-    room = entry.room or "-"
+    room = f"{team}{entry.room or '-'}"
     entry.summary = f"{entry.id} {room} {entry.type} {entry.created or '?'} {preview}\n"
     entry.summary_tokens = tokens.count(entry.summary)
     entry.full_tokens = tokens.count(full_text(entry))
 
 
+def team_label(entry: Entry) -> str:
+    """``(team acme) `` before a team palace's memory in every form the layers emit, so the
+    model knows whose it is; "" for the user's own."""
+    team = entry.extra.get("team")
+    return f"(team {escape_fence(str(team))}) " if team else ""
+
+
 def full_text(entry: Entry) -> str:
     """Depth 3: the whole memory as stored in the index (sanitised)."""
     head = entry.name or entry.id
-    parts = [f"# {head} [{entry.id}]"]
+    team = team_label(entry).strip()
+    parts = [f"# {head} [{entry.id}]" + (f" {team}" if team else "")]
     if entry.description and not one_line(entry.body).startswith(one_line(entry.description)):
         parts.append(entry.description)
     meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"

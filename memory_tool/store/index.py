@@ -352,6 +352,8 @@ class Index:
                 st_mtime_ns=mtime,
                 st_size=size,
             )
+            if folder.team:  # recalled with the palace's own, labelled with its team
+                entry.extra["team"] = folder.team
             if not entry.room and self.room_classifier is not None and entry.type != "user":
                 room = self.room_classifier(entry)
                 if room:

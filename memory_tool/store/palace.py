@@ -174,13 +174,37 @@ def room_folder(room: str) -> tree.Folder:
     )
 
 
-def _target_folder(type_: str, room: str | None, cwd: str | Path, tier: str | None) -> tree.Folder:
+def _target_folder(
+    type_: str, room: str | None, cwd: str | Path, tier: str | None, team: str | None = None
+) -> tree.Folder:
+    if team:
+        return team_folder(team, room, wiki=tier == "wiki" or type_ == "wiki")
     if tier == "wiki" or type_ == "wiki":
         return tree.Folder(paths.palace_dir("wiki"), "wiki", recursive=True, default_type="wiki")
     if room:
         return room_folder(room)
     project = paths.project_key(cwd)
     return tree.Folder(paths.project_memory_dir(cwd), "claude", project=project)
+
+
+def team_folder(team: str, room: str | None, *, wiki: bool) -> tree.Folder:
+    """Where a memory for a team palace goes: one of its rooms, or its wiki."""
+    root = tree.teams_root() / team
+    if not (root / ".git").exists():
+        raise MemoryToolError(
+            f"no team {team!r} here: `memory-tool team add {team} REMOTE` joins it "
+            "(`memory-tool team list` shows the teams you have)."
+        )
+    if wiki:
+        return tree.Folder(root / "wiki", "wiki", recursive=True, default_type="wiki", team=team)
+    if not room or not ROOM_NAME_RE.match(room):
+        raise MemoryToolError(
+            "a team memory goes to one of the team's rooms or its wiki: add --room ROOM "
+            "(lower-case letters, digits, '-' and '_') or --tier wiki."
+        )
+    return tree.Folder(
+        root / "rooms" / room, "room", room=room, recursive=True, default_type="note", team=team
+    )
 
 
 def resolve_type(type_: str | None, *, room: str | None, tier: str | None) -> str:
@@ -224,11 +248,13 @@ def add_memory(
     always: bool = False,
     extra: dict[str, object] | None = None,
     created: list[bool] | None = None,
+    team: str | None = None,
 ) -> Entry:
     """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry: the
     one saved before when the same text is already in that folder (a repeated `add`, an inbox
     line the Scribe promoted already), so nothing is saved twice. ``created``, when given,
-    receives whether a new file was written."""
+    receives whether a new file was written. ``team``: write to that team palace (a room, or
+    its wiki) instead of your own."""
     if type_ not in WRITABLE_TYPES:
         raise MemoryToolError(f"type must be one of {', '.join(WRITABLE_TYPES)}; got {type_!r}.")
     if importance is not None and not 1 <= importance <= 5:
@@ -240,7 +266,7 @@ def add_memory(
         )
     slug = slugify(name or body)
     desc = sanitize(description).strip() if description else first_sentence(body)
-    folder = _target_folder(type_, room, cwd, tier)
+    folder = _target_folder(type_, room, cwd, tier, team)
     fields: dict[str, object] = {"room": room, "importance": importance}
     if always:
         fields["always"] = True

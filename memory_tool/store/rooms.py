@@ -107,6 +107,8 @@ def _sources() -> list[Path]:
     # The template counts too: without a rooms.yaml of the user's it is what gets compiled,
     # and an upgrade that changes it must not leave the old compile in the cache.
     sources = [rooms_yaml(), template_path("rooms.yaml"), paths.palace_dir("rooms")]
+    # A team palace's room folders are rooms too (a new team, or a room a teammate added).
+    sources += [tree.teams_root(), *tree.team_room_dirs()]
     return sources + instincts_files()
 
 

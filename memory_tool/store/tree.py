@@ -7,6 +7,8 @@ Sources (all read, none rewritten unless a person asks):
 - Subagents' memory: ``<config>/agent-memory/<agent>/`` and a project's
   ``.claude/agent-memory/<agent>/`` (the latter registered when a session starts there).
 - The palace under the state root: ``identity/``, ``rooms/<room>/``, ``wiki/``, ``cold/<project>/``.
+- Team palaces (``memory-tool team add``): ``teams/<team>/rooms/<room>/`` and
+  ``teams/<team>/wiki/``, recalled like the palace's own rooms and wiki, labelled with the team.
 - A working tree's ``thoughts/CONTEXT.md`` (registered when a session starts in it).
 """
 
@@ -22,6 +24,11 @@ from ..base.record import record
 MEMORY_INDEX_NAME = "MEMORY.md"
 # Bounds a walk through a symlinked or pathological palace: rooms are shallow by design.
 MAX_WALK_DEPTH = 6
+# Team palaces live here, one git clone per team (the sync layer clones and pulls them).
+TEAMS_DIR = "teams"
+# A second version of a memory that two machines changed at once is kept beside it under this
+# mark (``name.conflict-<machine>-<date>.md``) until a person keeps one of them.
+CONFLICT_MARK = ".conflict-"
 
 
 @record(frozen=True)
@@ -32,6 +39,7 @@ class Folder:
     room: str = ""
     recursive: bool = False
     default_type: str = "reference"
+    team: str = ""  # a team palace's folder: its memories are labelled with the team
 
     def stable_key(self, file: Path) -> str:
         """Where a file lives, independent of the machine's roots: the seed of its id."""
@@ -44,6 +52,12 @@ class Folder:
         except ValueError:
             rel = file
         return f"palace:{rel.as_posix()}"
+
+    def labelled(self, team: str) -> Folder:
+        """This folder as part of a team palace."""
+        return Folder(
+            self.path, self.source, self.project, self.room, self.recursive, self.default_type, team
+        )
 
 
 def claude_folders() -> list[Folder]:
@@ -101,7 +115,40 @@ def palace_folders() -> list[Folder]:
     cold = paths.palace_dir("cold")
     for name in _subdirs(cold):
         out.append(Folder(cold / name, "cold", project=name, recursive=True, default_type="cold"))
+    return out + team_folders()
+
+
+def teams_root() -> Path:
+    return paths.state_root() / TEAMS_DIR
+
+
+def team_names() -> list[str]:
+    return _subdirs(teams_root())
+
+
+def team_folders() -> list[Folder]:
+    """The rooms and wiki of every team palace, as sources like the palace's own."""
+    out: list[Folder] = []
+    for team in team_names():
+        root = teams_root() / team
+        for name in _subdirs(root / "rooms"):
+            folder = Folder(
+                root / "rooms" / name, "room", room=name, recursive=True, default_type="note"
+            )
+            out.append(folder.labelled(team))
+        wiki = root / "wiki"
+        if wiki.is_dir():
+            out.append(Folder(wiki, "wiki", recursive=True, default_type="wiki").labelled(team))
     return out
+
+
+def team_room_dirs() -> list[Path]:
+    """Each team's ``rooms/`` folder: a room added there changes the room table."""
+    return [teams_root() / team / "rooms" for team in team_names()]
+
+
+def is_conflict_copy(name: str) -> bool:
+    return CONFLICT_MARK in name
 
 
 def all_folders() -> list[Folder]:
@@ -109,7 +156,11 @@ def all_folders() -> list[Folder]:
 
 
 def room_folder_names() -> list[str]:
-    return _subdirs(paths.palace_dir("rooms"))
+    """Rooms that exist as folders: the palace's and the team palaces'."""
+    names = set(_subdirs(paths.palace_dir("rooms")))
+    for rooms in team_room_dirs():
+        names.update(_subdirs(rooms))
+    return sorted(names)
 
 
 def _subdirs(root: Path) -> list[str]:

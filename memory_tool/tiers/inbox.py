@@ -259,11 +259,17 @@ PLACES = ("", "wiki", "project")
 
 
 def accept(
-    idx: Any, cid: str, room: str | None = None, cwd: str | None = None, place: str = ""
+    idx: Any,
+    cid: str,
+    room: str | None = None,
+    cwd: str | None = None,
+    place: str = "",
+    team: str | None = None,
 ) -> Any:
     """Write the candidate as a real memory (Claude Code format, ``created`` date, a
     ``MEMORY.md`` line) and drop it from the inbox. Returns the new Entry. ``room`` files it
-    in a palace room; otherwise ``place`` (PLACES) says where, "" meaning as proposed."""
+    in a palace room; otherwise ``place`` (PLACES) says where, "" meaning as proposed.
+    ``team``: into that team palace (``room`` there, else its wiki)."""
     from ..store.palace import add_memory
 
     if place not in PLACES:
@@ -272,13 +278,15 @@ def accept(
         )
     c = get_candidate(cid)
     target_cwd = cwd or c.cwd or os.getcwd()
-    if not os.path.isdir(target_cwd):
+    if not team and not os.path.isdir(target_cwd):
         raise MemoryToolError(
             f"the session's project folder {target_cwd} is gone: pass --cwd to say which "
             "project the memory belongs to."
         )
     if room:
         tier = None
+    elif team:
+        tier = "wiki"  # a team palace holds rooms and a wiki, no project folders
     elif place:
         tier = "wiki" if place == "wiki" else None
     else:
@@ -286,7 +294,9 @@ def accept(
     extra: dict[str, object] = {"origin": f"inbox:{c.kind}"}
     if c.session:
         extra["originSessionId"] = c.session
-    entry = add_memory(idx, c.text, type_=c.type, cwd=target_cwd, room=room, tier=tier, extra=extra)
+    entry = add_memory(
+        idx, c.text, type_=c.type, cwd=target_cwd, room=room, tier=tier, extra=extra, team=team
+    )
     _mark_decided(c.id, "accepted")
     c.path.unlink(missing_ok=True)
     return entry
