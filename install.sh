@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Install memory-tool for Claude Code: its own virtual environment, the package, the memory
-# palace, the hooks in ~/.claude/settings.json; then print what the next session will be given.
-#   ./install.sh              install (safe to run again)
+# Install memory-tool for Claude Code from this checkout: a thin wrapper around pip and
+# `memory-tool install` (docs/install.md has the other routes: the plugin, pip/pipx/uv).
+# It makes .venv/, installs the package into it, puts `memory-tool` on PATH, and runs
+# `memory-tool install` (the palace, and the hooks in ~/.claude/settings.json, whose commands
+# point at .venv's interpreter); then prints what the next session will be given.
+#   ./install.sh              install (safe to run again: it is also how you upgrade)
 #   ./install.sh --uninstall  remove the hooks, the skill and the command (memory files are kept)
 #   MEMORY_TOOL_MCP=1 ./install.sh   also the MCP server (memory as tools; docs/mcp.md)
 set -euo pipefail
@@ -54,7 +57,7 @@ if [ "${MEMORY_TOOL_MCP:-0}" = "1" ]; then
     mcp_flag="--mcp"
 fi
 # Hooks run on every prompt: compile once so no hook process pays for it.
-"$venv/bin/python" -m compileall -q "$here/memory_tool" "$here/hooks" >/dev/null
+"$venv/bin/python" -m compileall -q "$here/memory_tool" >/dev/null
 
 # The agent runs `memory-tool search|peek|get` through its shell: put the command on PATH.
 mkdir -p "$bin_dir"
@@ -64,7 +67,7 @@ case ":$PATH:" in
     *) echo "note: add $bin_dir to your PATH so Claude (and you) can run memory-tool." ;;
 esac
 
-"$venv/bin/memory-tool" init
+"$venv/bin/memory-tool" init   # also brings unedited config.yaml/rooms.yaml up to date
 "$venv/bin/memory-tool" install ${mcp_flag:+"$mcp_flag"}
 "$venv/bin/memory-tool" index >/dev/null
 echo

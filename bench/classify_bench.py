@@ -70,7 +70,7 @@ from memory_tool.store.classify import (  # noqa: E402
 # written blind for round 3) and prompts_tune2.jsonl (150, 60 no-room, written with blind 9
 # and 10 for round 4)
 DATA = REPO / "tests" / "data"
-TEMPLATE = REPO / "templates" / "rooms.yaml"
+TEMPLATE = REPO / "memory_tool" / "templates" / "rooms.yaml"
 SWEEP = (0.4, 0.5, 0.6, 0.7, ROOM_THRESHOLD, 0.8, 0.9, 1.0, 1.2, 1.5)
 
 

@@ -30,12 +30,14 @@ MEMORY_TOOL = (
 SRC = Path(os.environ.get("MEMORY_TOOL_BENCH_SRC", str(REPO)))
 
 
-def hooks_dir() -> Path:
-    return SRC / "hooks"
+def hook_command(event: str) -> list[str]:
+    """A hook exactly as `memory-tool install` writes it: the interpreter without site on the
+    package's start-up script, the event as its argument."""
+    return [PYTHON, "-S", str(SRC / "memory_tool" / "runtime" / "hook.py"), event]
 
 
 def snapshot_head(dest_root: Path) -> Path:
-    """Export the committed HEAD's package, hooks and templates to ``dest_root/src-<sha>`` and
+    """Export the committed HEAD's package (templates included) to ``dest_root/src-<sha>`` and
     make it the source under test."""
     global SRC
     sha = subprocess.run(
@@ -55,8 +57,10 @@ def snapshot_head(dest_root: Path) -> Path:
                 "archive",
                 "HEAD",
                 "memory_tool",
-                "hooks",
-                "templates",
+                # The plugin (its src/ links resolve to the snapshot's package) and what the
+                # package's build needs: bench/plugin_bench.py builds the plugin's environment.
+                "plugin",
+                "README.md",
                 "bench",
                 "tests/data",
                 "pyproject.toml",
@@ -96,6 +100,9 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
         MEMORY_TOOL_SEMANTIC="0",
         MEMORY_TOOL_TODAY=TODAY,
         PYTHONPATH=str(SRC),
+        # Claude Code sets it for every hook; with it each hook claims its event (runtime/claim.py),
+        # as in a real session. Fixed: the payloads differ per run, so no run is a twin of another.
+        CLAUDE_PID="4242",
     )
     env.update(extra)
     return env
@@ -104,7 +111,7 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
 def compile_bytecode() -> None:
     """What pip does at install time: cache bytecode so hooks do not recompile per run."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    for target in ("memory_tool", "hooks"):
+    for target in ("memory_tool",):
         subprocess.run([PYTHON, "-m", "compileall", "-q", str(SRC / target)], env=env, check=False)
 
 

@@ -53,7 +53,7 @@ from memory_tool.recall.followup import choose_rooms, is_follow_up  # noqa: E402
 from memory_tool.store.classify import CompiledRooms, classify, compile_rooms  # noqa: E402
 
 SETS = [REPO / "tests" / "data" / f"followups{i}.jsonl" for i in (1, 2, 3, 4, 5, 6, 7, 8, 9)]
-TEMPLATE = REPO / "templates" / "rooms.yaml"
+TEMPLATE = REPO / "memory_tool" / "templates" / "rooms.yaml"
 MODES = ("words", "carry", "shipped")
 MAX_ROOMS = 2
 

@@ -1,6 +1,7 @@
 """What memory hygiene costs the SessionStart hook, measured as Claude Code runs it: a whole
-process (``python -S hooks/session_start.py`` with JSON on stdin), median of RUNS runs after one
-warm-up, hygiene on vs off (``hygiene.enabled`` in config.yaml), against ``python -c pass``.
+process (``python -S memory_tool/runtime/hook.py SessionStart`` with JSON on stdin), median of
+RUNS runs after one warm-up, hygiene on vs off (``hygiene.enabled`` in config.yaml), against
+``python -c pass``.
 
 Scenarios, each with an index already built:
 - steady:   startup with nothing changed (the brief and the hygiene line come from caches);
@@ -38,7 +39,7 @@ from memory_tool.base.paths import sanitize_path  # noqa: E402
 # Median of this many runs per cell (after one warm-up run): enough to steady a 2-core machine.
 RUNS = 11
 TODAY = dt.date(2026, 11, 29)
-HOOK = REPO / "hooks" / "session_start.py"
+HOOK = REPO / "memory_tool" / "runtime" / "hook.py"
 CLI = str(Path(sys.executable).parent / "memory-tool")
 
 
@@ -104,7 +105,7 @@ def timed(cmd: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[floa
 def hook(home: Path, state: Path, project: Path, source: str, day: dt.date) -> tuple[float, str]:
     payload = {"session_id": "bench", "cwd": str(project), "source": source}
     payload |= {"hook_event_name": "SessionStart", "transcript_path": "/nonexistent.jsonl"}
-    cmd = [sys.executable, "-S", str(HOOK)]
+    cmd = [sys.executable, "-S", str(HOOK), "SessionStart"]
     elapsed, out = timed(cmd, env_for(home, state, day), json.dumps(payload).encode())
     ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
     line = next((x for x in ctx.splitlines() if x.startswith("Memory hygiene:")), "")

@@ -4,7 +4,7 @@
     bench/run --quick    a small subset (about 1 minute): trees of 100 and 1,000 files, a 50 MB
                          history, 2 LoCoMo conversations; results in bench/out/
 Sizes are configurable: --sizes 100,1000,10000,100000  --runs 20  --history-mb 1024
---conversations N  --skip scale,history,locomo,classify,hygiene,mcp,ui,sync,plots  --out FILE
+--conversations N  --skip scale,history,locomo,classify,hygiene,mcp,ui,sync,plugin,plots  --out FILE
 By default a `git archive` snapshot of the committed HEAD is measured; --worktree measures the
 working tree as it is.
 """
@@ -121,10 +121,11 @@ def write_markdown(res: Results, path: Path, meta: dict[str, str], plots: list[P
         f"- Load average at start / end: {meta['load_start']} / {meta['load_end']} "
         "(other work shared the machine: the comparison points are measured in the same run, "
         "interleaved round by round, so ratios hold better than absolute times).",
-        "- Hooks run exactly as installed: `<venv python> -S hooks/<event>.py`, JSON payload on "
-        "stdin, HOME pointing at a generated tree, `MEMORY_TOOL_NO_BACKGROUND=1`, the index built "
+        "- Hooks run exactly as installed: `<venv python> -S memory_tool/runtime/hook.py EVENT`, "
+        "JSON payload on stdin, `CLAUDE_PID` set as Claude Code sets it (each hook claims its "
+        "event), HOME pointing at a generated tree, `MEMORY_TOOL_NO_BACKGROUND=1`, the index built "
         "first. Bytecode is cached as on a user's machine: `python -m compileall` ran on "
-        "`memory_tool/` and `hooks/` first and `PYTHONDONTWRITEBYTECODE` is unset for every "
+        "`memory_tool/` first and `PYTHONDONTWRITEBYTECODE` is unset for every "
         "benchmark process (this sandbox sets it, which would make every hook recompile).",
         "- Latency: median and p95 of the stated number of runs after warm-up; ratio = median "
         "of the hook / median of `python -c pass` with the same interpreter in the same rounds.",
@@ -267,6 +268,8 @@ def main() -> int:
         # with sync set up or not.
         sync_sizes = [str(s) for s in sizes if s == 10000] or [str(min(sizes))]
         run_script("sync_bench.py", sync_sizes, res)
+    if "plugin" not in skip:
+        run_script("plugin_bench.py", [str(runs)], res)
     plots: list[Path] = []
     if "plots" not in skip:
         import plots as plot_mod
@@ -280,7 +283,7 @@ def main() -> int:
         "commit": _git("rev-parse", "--short", "HEAD"),
         "dirty": (
             " (the working tree as it was, with uncommitted changes)"
-            if args.worktree and _git("status", "--porcelain", "memory_tool", "hooks")
+            if args.worktree and _git("status", "--porcelain", "memory_tool")
             else ""
         ),
         "source": (

@@ -2,7 +2,8 @@
 
 For each size: generate the tree (bench/gen_tree.py) in a temporary HOME, `memory-tool init`,
 build the index with `memory-tool index` (timed: the full build), then time, as whole processes
-run exactly as installed (`<venv python> -S hooks/<event>.py`, JSON payload on stdin):
+run exactly as installed (`<venv python> -S memory_tool/runtime/hook.py EVENT`, JSON payload on
+stdin):
 - SessionStart (startup; the brief cached for this index generation — the steady state),
 - SessionStart with the brief not cached (the first start after the tree changed),
 - UserPromptSubmit with a prompt that hits a room (L3), one that hits none, and a past-tense
@@ -33,7 +34,7 @@ from common import (  # noqa: E402
     REPO,
     Results,
     bench_env,
-    hooks_dir,
+    hook_command,
     log,
     median,
     p95,
@@ -55,8 +56,7 @@ PROMPT_TARGET = 2.0
 
 
 def _hook(event: str) -> list[str]:
-    script = {"SessionStart": "session_start.py", "UserPromptSubmit": "user_prompt_submit.py"}
-    return [PYTHON, "-S", str(hooks_dir() / script[event])]
+    return hook_command(event)
 
 
 def _payload(event: str, cwd: str, **kw: str) -> bytes:

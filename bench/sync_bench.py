@@ -37,7 +37,7 @@ from memory_tool.base.paths import sanitize_path  # noqa: E402
 RUNS = 5
 HOOK_RUNS = 11
 CLI = [sys.executable, "-c", "import sys; from memory_tool.cli.main import main; sys.exit(main())"]
-HOOK = REPO / "hooks" / "session_start.py"
+HOOK = REPO / "memory_tool" / "runtime" / "hook.py"  # as `memory-tool install` runs it
 
 
 def env_for(home: Path, machine: str) -> dict[str, str]:
@@ -122,7 +122,7 @@ def hook_ms(home: Path, project: Path, env: dict[str, str]) -> dict[str, float]:
                 stamp.unlink(missing_ok=True)
             else:
                 stamp.touch()
-            cmd = [sys.executable, "-S", str(HOOK)]
+            cmd = [sys.executable, "-S", str(HOOK), "SessionStart"]
             took = timed(cmd, env, home, json.dumps(payload).encode())
             if mode == "not set up":
                 (sync / "repo" / ".git-away").rename(sync / "repo" / ".git")

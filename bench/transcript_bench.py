@@ -33,7 +33,7 @@ from common import (  # noqa: E402
     TIME_BIN,
     Results,
     bench_env,
-    hooks_dir,
+    hook_command,
     log,
     median,
     p95,
@@ -118,7 +118,7 @@ def run(megabytes: float, runs: int, res: Results, workdir: Path | None = None) 
             r_bare = run_process([PYTHON, "-c", "pass"], env=env)
             r_cli = run_process([*MEMORY_TOOL, "search", QUERIES[i % len(QUERIES)]], env=env)
             r_hook = run_process(
-                [PYTHON, "-S", str(hooks_dir() / "user_prompt_submit.py")],
+                hook_command("UserPromptSubmit"),
                 payload.replace(b'"bench"', f'"b{i}"'.encode()),
                 env=env,
                 cwd=cwd,

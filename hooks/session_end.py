@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Claude Code SessionEnd hook for memory-tool: fails open; the logic is in
-memory_tool.runtime."""
+"""The SessionEnd hook of installs made before the start-up moved into the package (see
+_bootstrap.py); `memory-tool install` replaces their command."""
 
 import _bootstrap
 

@@ -1,8 +1,8 @@
 """memory-tool: tiered, progressive memory for Claude Code.
 
-The library lives in one module per concept (paths, entry, tree, index, layers, wake, rooms,
-classify, recall, tiers, doctor, hooks); ``cli`` is a thin click front end and ``hooks`` the
-other one, used by the scripts in the top-level ``hooks/`` folder.
+The library is split into layers (base, store, recall, tiers, hygiene), with thin front ends over
+it: ``runtime`` (the hooks; ``runtime/hook.py`` is the script every hook command runs) and ``cli``
+(the ``memory-tool`` command). docs/architecture.md has the map.
 """
 
 __version__ = "0.1.0"

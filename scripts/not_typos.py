@@ -85,7 +85,8 @@ def keyword_forms(spec: dict[str, object]) -> dict[str, set[str]]:
 
 def main() -> None:
     source = Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/share/dict/words")
-    spec = yaml.safe_load((REPO / "templates" / "rooms.yaml").read_text(encoding="utf-8"))
+    template = REPO / "memory_tool" / "templates" / "rooms.yaml"
+    spec = yaml.safe_load(template.read_text(encoding="utf-8"))
     chosen = set(spec.get("false_friends") or ())
     spec = {k: v for k, v in spec.items() if k not in ("not_typos", "false_friends")}
     rooms = compile_rooms(spec)

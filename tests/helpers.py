@@ -12,8 +12,10 @@ from typing import Any
 import yaml
 
 from memory_tool.base.event import HookEvent
+from memory_tool.base.resources import hook_script
 
 REPO = Path(__file__).resolve().parent.parent
+HOOK_SCRIPT = hook_script()
 
 
 def write_memory(
@@ -45,23 +47,11 @@ def write_memory(
 def run_hook(
     event: str, payload: object | bytes, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run a hook script as Claude Code does: a separate process, JSON on stdin."""
+    """Run a hook as Claude Code does: a separate process on the package's start-up script, JSON
+    on stdin."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    script = (
-        REPO
-        / "hooks"
-        / {
-            "SessionStart": "session_start.py",
-            "UserPromptSubmit": "user_prompt_submit.py",
-            "Stop": "stop.py",
-            "SessionEnd": "session_end.py",
-            "SubagentStart": "subagent_start.py",
-            "PreCompact": "pre_compact.py",
-            "PostCompact": "post_compact.py",
-        }[event]
-    )
     return subprocess.run(
-        [sys.executable, str(script)],
+        [sys.executable, str(HOOK_SCRIPT), event],
         input=data,
         capture_output=True,
         timeout=60,

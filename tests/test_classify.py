@@ -38,7 +38,7 @@ from memory_tool.store.classify import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-TEMPLATE = REPO / "templates" / "rooms.yaml"
+TEMPLATE = REPO / "memory_tool" / "templates" / "rooms.yaml"
 PROMPTS = REPO / "tests" / "data" / "prompts.jsonl"
 TWELVE_ROOMS = {
     "authentication", "database", "deployment", "testing", "frontend", "api", "performance",

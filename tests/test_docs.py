@@ -26,6 +26,7 @@ PAGES = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
 README_MAX_BYTES = 15_360
 DOC_PAGES = {
     "README.md",
+    "install.md",
     "recall.md",
     "tiers.md",
     "memory-files.md",
@@ -101,7 +102,7 @@ def test_config_template_documents_every_default() -> None:
 
     from memory_tool.base.config import DEFAULTS
 
-    template = yaml.safe_load((REPO / "templates" / "config.yaml").read_text())
+    template = yaml.safe_load((REPO / "memory_tool" / "templates" / "config.yaml").read_text())
     assert set(template) == set(DEFAULTS)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, log_text, start_payload, write_memory
+from helpers import HOOK_SCRIPT, REPO, log_text, start_payload, write_memory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -199,16 +199,6 @@ def test_a_transcript_path_that_is_not_a_file_does_not_hang_the_hook(
 
 # --- Hypothesis: whatever arrives on a hook's stdin ---------------------------------------------
 
-HOOK_SCRIPTS = {
-    "SessionStart": "session_start.py",
-    "UserPromptSubmit": "user_prompt_submit.py",
-    "Stop": "stop.py",
-    "SessionEnd": "session_end.py",
-    "PreCompact": "pre_compact.py",
-    "PostCompact": "post_compact.py",
-    "SubagentStart": "subagent_start.py",
-}
-EVENTS = [e for e, script in HOOK_SCRIPTS.items() if (REPO / "hooks" / script).exists()]
 # Real stdin recorded from claude 2.1.332 (tests/e2e/samples), the base of truncated inputs.
 SAMPLE_FILES = {
     "SessionStart": "session_start_startup.json",
@@ -220,6 +210,7 @@ SAMPLE_FILES = {
     "SubagentStart": "subagent_start.json",
 }
 SAMPLES_DIR = REPO / "tests" / "e2e" / "samples"
+EVENTS = [e for e in HOOK_EVENTS if e in SAMPLE_FILES]
 # Examples per property: in-process runs take milliseconds, a subprocess ~0.2 s (2 cores).
 IN_PROCESS_EXAMPLES = 200
 SUBPROCESS_EXAMPLES = 30
@@ -1003,9 +994,7 @@ def test_a_read_only_state_folder_still_gives_the_brief_and_the_cli(project: Pat
     cli = f"{shlex.quote(sys.executable)} -c 'from memory_tool.cli.main import main; main()'"
     start = json.dumps({"session_id": "ro1", "cwd": str(project), "source": "startup",
                         "hook_event_name": "SessionStart"})  # fmt: skip
-    hook = (
-        f"{shlex.quote(sys.executable)} -S {shlex.quote(str(REPO / 'hooks' / 'session_start.py'))}"
-    )
+    hook = f"{shlex.quote(sys.executable)} -S {shlex.quote(str(HOOK_SCRIPT))} SessionStart"
     before = sorted(str(p) for p in paths.state_root().rglob("*"))
     script = (
         f"mount --bind {state} {state} && mount -o remount,bind,ro {state} || exit 77; "

@@ -93,15 +93,10 @@ def imported_modules(event: str, payload: dict[str, str]) -> str:
     import subprocess
     import sys
 
-    from helpers import REPO
+    from helpers import HOOK_SCRIPT
 
-    script = (
-        REPO
-        / "hooks"
-        / {"SessionStart": "session_start.py", "UserPromptSubmit": "user_prompt_submit.py"}[event]
-    )
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-S", str(script)],
+        [sys.executable, "-X", "importtime", "-S", str(HOOK_SCRIPT), event],
         input=json.dumps(payload).encode(),
         capture_output=True,
         timeout=60,

@@ -184,7 +184,7 @@ def test_prompt_hook_stays_lexical_with_vectors_stored(project: Path) -> None:
     import subprocess
     import sys
 
-    from helpers import REPO
+    from helpers import HOOK_SCRIPT
 
     seed()
     cli("index")
@@ -196,7 +196,7 @@ def test_prompt_hook_stays_lexical_with_vectors_stored(project: Path) -> None:
         "prompt": "have we discussed which database we chose for billing before?",
     }
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", str(REPO / "hooks" / "user_prompt_submit.py")],
+        [sys.executable, "-X", "importtime", str(HOOK_SCRIPT), "UserPromptSubmit"],
         input=json.dumps(prompt).encode(),
         capture_output=True,
         timeout=60,

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import memory_tool
 from memory_tool.base import paths
 from memory_tool.base.errors import SettingsError
+from memory_tool.base.resources import hook_script
 from memory_tool.cli.main import main
 from memory_tool.runtime import settings
 
@@ -43,7 +46,7 @@ def test_install_merges_and_uninstall_restores_bytes() -> None:
     assert data["model"] == "opus" and data["permissions"] == {"allow": ["Bash(ls:*)"]}
     commands = [h["command"] for g in data["hooks"]["SessionStart"] for h in g["hooks"]]
     assert "echo mine" in commands
-    assert any("session_start.py" in c for c in commands)
+    assert settings.hook_command("SessionStart") in commands
     assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "guard.sh"
     assert path.with_name("settings.json.memory-tool.bak").read_text() == USER_SETTINGS
     settings.uninstall()
@@ -60,7 +63,7 @@ def test_install_is_idempotent() -> None:
     assert not plan.changes
     assert path.read_bytes() == once
     handlers = [h["command"] for g in json.loads(once)["hooks"]["SessionStart"] for h in g["hooks"]]
-    assert sum("session_start.py" in c for c in handlers) == 1
+    assert handlers.count(settings.hook_command("SessionStart")) == 1
 
 
 def test_install_then_uninstall_without_prior_settings_leaves_nothing() -> None:
@@ -97,7 +100,7 @@ def test_dry_run_changes_nothing() -> None:
     path = write_settings(USER_SETTINGS)
     result = CliRunner().invoke(main, ["install", "--dry-run"])
     assert result.exit_code == 0
-    assert "session_start.py" in result.output
+    assert json.dumps(settings.hook_command("SessionStart"))[1:-1] in result.output
     assert path.read_text() == USER_SETTINGS
 
 
@@ -120,11 +123,85 @@ def test_a_users_own_skill_file_is_never_overwritten() -> None:
     assert skill.read_text() == "my own notes"
 
 
-def test_hook_commands_run_the_shims_without_site() -> None:
+def test_hook_commands_run_the_packages_start_up_without_site() -> None:
+    """Every event's command is this environment's interpreter on the start-up script inside the
+    package (nothing of a checkout's hooks/ folder), with -S where the start-up finds every
+    dependency without site, as it does in the test environment."""
     plan = settings.install()
-    for event in ("SessionStart", "UserPromptSubmit"):
-        assert " -S " in plan.commands[event]
-        assert plan.commands[event].endswith('.py"')
+    assert set(plan.commands) == set(settings.HOOK_EVENTS)
+    for event, command in plan.commands.items():
+        assert command == f'"{sys.executable}" -S "{hook_script()}" {event}'
+        assert "/hooks/" not in command
+    assert hook_script().is_relative_to(Path(memory_tool.__file__).parent)
+
+
+def test_the_fast_start_is_used_only_when_the_start_up_finds_everything(tmp_path: Path) -> None:
+    """The -S decision is the real start-up's: a layout where `python -S hook.py` cannot find
+    the package gets a command with site, and the probe names what it missed."""
+    fake = tmp_path / "pkg" / "memory_tool" / "runtime" / "hook.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(hook_script().read_text())
+    probe = subprocess.run(
+        [sys.executable, "-S", str(fake), "--probe"], capture_output=True, text=True, check=False
+    )
+    assert probe.returncode == 1
+    assert "memory_tool.runtime.dispatch" in probe.stderr
+    assert settings.fast_start_works(sys.executable)
+
+
+def test_without_the_fast_start_the_command_keeps_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(settings, "fast_start_works", lambda python: False)
+    command = settings.hook_command("Stop")
+    assert command == f'"{sys.executable}" "{hook_script()}" Stop'
+    proc = subprocess.run(command, shell=True, input=b"{}", capture_output=True, check=False)
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+# Hook commands earlier versions wrote: a checkout's hooks/ scripts (with and without -S), the
+# dispatcher as a module, and the pre-runtime module.
+OLD_COMMANDS = {
+    "SessionStart": '"/opt/memory-tool/.venv/bin/python" -S "/opt/memory-tool/hooks/'
+    'session_start.py"',
+    "UserPromptSubmit": '"/usr/bin/python3" "/home/u/memory-tool/hooks/user_prompt_submit.py"',
+    "Stop": '"/opt/py/bin/python" -m memory_tool.runtime.dispatch Stop',
+    "SessionEnd": "/usr/bin/python3 -m memory_tool.hooks SessionEnd",
+}
+
+
+def test_an_install_by_an_earlier_version_is_upgraded_in_place() -> None:
+    """One set of hooks after install: every command an earlier version wrote is replaced by
+    the package's own, the person's own hooks stay, and uninstall takes ours out."""
+    data = json.loads(USER_SETTINGS)
+    for event, command in OLD_COMMANDS.items():
+        group = {"hooks": [{"type": "command", "command": command, "timeout": 9}]}
+        data["hooks"].setdefault(event, []).append(group)
+    path = write_settings(json.dumps(data, indent=2))
+    settings.install()
+    after = json.loads(path.read_text())
+    for event in settings.HOOK_EVENTS:
+        commands = [h["command"] for g in after["hooks"][event] for h in g["hooks"]]
+        mine = [c for c in commands if c != "echo mine"]
+        assert mine == [settings.hook_command(event)], event
+    assert after["hooks"]["PreToolUse"] == data["hooks"]["PreToolUse"]
+    settings.uninstall()
+    left = json.loads(path.read_text())
+    assert left["hooks"] == json.loads(USER_SETTINGS)["hooks"]
+
+
+def test_an_old_checkout_command_still_answers_until_install_replaces_it(project: Path) -> None:
+    """Installs made before the start-up moved into the package run hooks/<event>.py of their
+    checkout; those scripts hand over to the package, so a `git pull` alone breaks nothing."""
+    from helpers import REPO, start_payload, write_memory
+
+    write_memory(paths.project_memory_dir(project), "feedback_old.md", "Keep ZOLDQ.",
+                 type_="feedback")  # fmt: skip
+    old = f'"{sys.executable}" -S "{REPO / "hooks" / "session_start.py"}"'
+    proc = subprocess.run(
+        old, shell=True, input=json.dumps(start_payload(project)).encode(),
+        capture_output=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    assert "ZOLDQ" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 # Valid JSON that Claude Code's settings schema does not allow, and the key a person must fix.

@@ -270,7 +270,10 @@ def _parse_yaml_config() -> dict[str, Any]:
         problems = []
     if not isinstance(data, dict):
         brief = f"not a mapping of settings (a {type(data).__name__})"
-        message = f"{path} is {brief}; see templates/config.yaml. Using the defaults meanwhile."
+        message = (
+            f"{path} is {brief}; see the shipped memory_tool/templates/config.yaml. "
+            "Using the defaults meanwhile."
+        )
         problems, data = [_problem("", brief, message)], {}
     settings, bad = validate(data)
     problems += bad

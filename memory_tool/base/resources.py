@@ -1,4 +1,8 @@
-"""Where the shipped templates and hook scripts are: the project checkout this package runs from."""
+"""Where the files shipped inside the package are: the templates and the hook start-up script.
+
+Both live in the package itself (package data), so a wheel installed with pip, pipx or
+``uv tool install`` has them as much as a checkout does.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,26 @@ from pathlib import Path
 
 from .errors import MemoryToolError
 
-_ROOT = Path(__file__).resolve().parents[2]
+_PACKAGE = Path(__file__).resolve().parents[1]
+_TEMPLATES = _PACKAGE / "templates"
 
 
 def templates_dir() -> Path:
-    path = _ROOT / "templates"
-    if not path.is_dir():
+    if not _TEMPLATES.is_dir():
         raise MemoryToolError(
-            f"templates not found at {path}: install memory-tool from its checkout with "
-            "./install.sh (an editable install keeps templates/ and hooks/ beside the package)."
+            f"templates not found at {_TEMPLATES}: the package is incomplete; reinstall it "
+            "(pip install --force-reinstall memory-tool, or ./install.sh in a checkout)."
         )
-    return path
+    return _TEMPLATES
 
 
 def template_path(name: str) -> Path:
     """Where the shipped template ``name`` is, without checking it exists (a cache fingerprint
     stats it on every prompt; a missing file is a fingerprint like any other)."""
-    return _ROOT / "templates" / name
+    return _TEMPLATES / name
 
 
-def hooks_dir() -> Path | None:
-    path = _ROOT / "hooks"
-    return path if path.is_dir() else None
+def hook_script() -> Path:
+    """The script every hook command runs (``runtime/hook.py``), by path: with ``python -S`` the
+    package is not importable until that script has put it on ``sys.path``."""
+    return _PACKAGE / "runtime" / "hook.py"

@@ -32,7 +32,7 @@ def init() -> None:
     for p in report.updated:
         click.echo(f"updated  {p} (you had not edited it; now the current template)")
     for p in report.kept:
-        note = " (edited by you: kept; compare with templates/ for what is new)"
+        note = " (edited by you: kept; compare with the shipped template for what is new)"
         click.echo(f"kept     {p}{note if p in report.edited else ''}")
     click.echo(f"palace ready at {root}")
 

@@ -14,18 +14,25 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..base import paths
 from ..base.errors import SettingsError
 from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text
-from ..base.resources import hooks_dir, templates_dir
+from ..base.resources import hook_script, templates_dir
 
-# event -> (shim file, matcher, timeout seconds). The timeouts are ceilings for a stuck disk,
-# not expected run times (SessionStart is tens of milliseconds).
+# The one table of the hook events memory-tool answers: `install` writes settings.json from it and
+# scripts/gen_plugin.py writes the plugin's hooks/hooks.json from it (a test keeps that file in
+# step), so a new event is one line here (and its handler in dispatch.HANDLER_MODULES).
+# event -> (script name, matcher, timeout seconds). The script name is the event's script in the
+# checkout's hooks/ folder, which installs before the package start-up ran (commands like
+# "<python> -S <checkout>/hooks/stop.py" are recognised and replaced by it). The timeouts are
+# ceilings for a stuck disk, not expected run times (SessionStart is tens of milliseconds).
 HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
     "SessionStart": ("session_start.py", "startup|resume|clear|compact|fork", 15),
     "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
@@ -88,12 +95,32 @@ def _tighten(path: Path) -> None:
 
 
 def hook_command(event: str) -> str:
-    shim, _, _ = HOOK_EVENTS[event]
-    python = sys.executable
-    folder = hooks_dir()
-    if folder is not None and (folder / shim).exists():
-        return f'"{python}" -S "{folder / shim}"'
-    return f'"{python}" -m memory_tool.runtime.dispatch {event}'
+    """The command Claude Code runs for ``event``: this environment's interpreter on the
+    package's start-up script, so the hooks work wherever the package is installed (a checkout,
+    a venv, pipx, ``uv tool``). ``-S`` (about 10 ms less per hook) only when the start-up finds
+    every dependency without ``site``."""
+    flag = "-S " if fast_start_works(sys.executable) else ""
+    return f'"{sys.executable}" {flag}"{hook_script()}" {event}'
+
+
+@cache
+def fast_start_works(python: str) -> bool:
+    """Whether ``python -S hook.py`` finds the package and every dependency a hook may import.
+    Asked of the real start-up (``--probe``), not guessed: a ``pip install --user`` or a distro's
+    dist-packages keeps modules where the start-up does not look."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    try:
+        proc = subprocess.run(
+            [python, "-S", str(hook_script()), "--probe"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
 
 
 def _read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
@@ -151,12 +178,20 @@ def _check_hooks_shape(path: Path, data: dict[str, Any]) -> None:
                     )
 
 
+# How our hook commands look in every version so far: the start-up script inside the package
+# (now), `-m memory_tool.runtime.dispatch` (a checkout without hooks/), `-m memory_tool.hooks`
+# (before the runtime package), and the checkout's hooks/<event>.py (before the start-up moved
+# into the package).
+START_UP_SCRIPT = os.path.join("memory_tool", "runtime", "hook.py")
+
+
 def _is_ours(command: Any, ours: set[str]) -> bool:
     if not isinstance(command, str):
         return False
     return (
         command in ours
-        or "memory_tool.hooks" in command  # written by versions before the runtime package
+        or START_UP_SCRIPT in command
+        or "memory_tool.hooks" in command
         or "memory_tool.runtime" in command
         or (
             "memory-tool" in command
@@ -217,7 +252,7 @@ def plan_install() -> InstallPlan:
     _check_hooks_shape(path, data)
     record = _load_record()
     ours = set(record.get("commands", {}).values()) | set(record.get("all_commands", []))
-    commands = {event: hook_command(event) for event in HOOK_EVENTS if _shim_available(event)}
+    commands = {event: hook_command(event) for event in HOOK_EVENTS}
     merged = _without_ours(data, ours | set(commands.values()))
     hooks = merged.setdefault("hooks", {})
     for event, command in commands.items():
@@ -236,13 +271,6 @@ def plan_install() -> InstallPlan:
         if (templates_dir() / rel).exists()
     ]
     return InstallPlan(path, before, after, commands, files)
-
-
-def _shim_available(event: str) -> bool:
-    folder = hooks_dir()
-    if folder is None:
-        return event == "SessionStart"
-    return (folder / HOOK_EVENTS[event][0]).exists()
 
 
 def install(dry_run: bool = False) -> InstallPlan:

@@ -374,7 +374,7 @@ def compile_rooms(
     if not isinstance(rooms_spec, Mapping):
         raise ConfigError(
             "rooms.yaml must have a top-level `rooms:` mapping of room name to "
-            "{keywords, phrases, aliases}; see templates/rooms.yaml for an example"
+            "{keywords, phrases, aliases}; see memory_tool/templates/rooms.yaml for an example"
         )
     builder = _Builder()
     meta: dict[str, dict[str, Any]] = {}
