@@ -8,9 +8,9 @@ on the same disk (the network is not what is measured), as whole `memory-tool` p
   them; the projects' memory waits in the repository, as that machine has none of them).
 
 And what it costs the hooks: SessionStart as Claude Code runs it (`python -S
-hooks/session_start.py`, median of RUNS after a warm-up) with sync not set up, set up (the
-common start: the pull ran less than 5 minutes ago, so nothing starts), and set up with the
-detached pull starting (each sample waits for that process to end before the next).
+memory_tool/runtime/hook.py SessionStart`, median of RUNS after a warm-up) with sync not set up,
+set up (the common start: the pull ran less than 5 minutes ago, so nothing starts), and set up
+with the detached pull starting (each sample waits for that process to end before the next).
 
 Usage: .venv/bin/python bench/sync_bench.py [N ...]   (default: 10000)
 """
@@ -169,7 +169,7 @@ def bench(n: int) -> list[str]:
         f"| {n:,} | {files:,} ({projects} projects) | {first:.1f} | {nochange:.2f} | "
         f"{statistics.median(one):.2f} | {second:.1f} ({arrived:,} files here) |",
         "",
-        f"SessionStart hook, whole process, median of {HOOK_RUNS} ms (python -c pass "
+        f"SessionStart hook, whole process, ms, median of {HOOK_RUNS} runs (python -c pass "
         f"{bare * 1000:.0f}): " + "; ".join(f"{mode} {ms:.0f}" for mode, ms in hooks.items()),
     ]
 
