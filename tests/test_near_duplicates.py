@@ -13,6 +13,7 @@ from helpers import write_memory
 from memory_tool.base import paths
 from memory_tool.base.errors import NearDuplicateError
 from memory_tool.cli.main import main
+from memory_tool.recall.explain import explain_brief
 from memory_tool.recall.wake import build_brief
 from memory_tool.store.index import open_index
 from memory_tool.store.palace import add_memory
@@ -102,3 +103,55 @@ def test_the_brief_shows_one_of_two_near_duplicates_the_richer(project: Path) ->
     assert "a red CI run blocks the merge queue" in brief.text  # the richer one
     names = {Path(e.path).name for e in brief.layers["L2"].picked}
     assert names == {"feedback_testing.md", "feedback_other.md"}
+
+
+PUSH = "Never push to main directly; a push there deploys to production at once."
+PUSH_BECAUSE = "Never push to main directly, because a push there deploys to production at once."
+
+
+def test_a_rewording_that_only_puts_words_in_is_a_near_duplicate(project: Path) -> None:
+    # Found in a walkthrough: both loaded as critical rules, one word apart.
+    with open_index() as idx:
+        first = add_memory(idx, PUSH, type_="feedback", cwd=project)
+        with pytest.raises(NearDuplicateError) as caught:
+            add_memory(idx, PUSH_BECAUSE, type_="feedback", cwd=project)
+        assert caught.value.entry.id == first.id
+        # The other way round too: the shorter text repeats the longer one.
+        add_memory(idx, PUSH_BECAUSE, type_="feedback", cwd=project, force=True)
+        with pytest.raises(NearDuplicateError):
+            add_memory(idx, "Never push to main directly: a push there deploys to production.",
+                       type_="feedback", cwd=project)  # fmt: skip
+        idx.refresh(project)
+        brief = build_brief(idx, project)
+    picked = [e.body.strip() for e in brief.layers["L2"].picked]
+    assert picked == [PUSH_BECAUSE]  # one of them, the richer
+
+
+def test_a_rewording_that_changes_what_it_says_is_a_different_memory(project: Path) -> None:
+    with open_index() as idx:
+        for text in (
+            "Use the shared cache for the test fixtures in CI.",
+            "Do not use the shared cache for the test fixtures in CI.",  # a negation
+            "Use the shared cache only for the test fixtures in CI.",  # a restriction
+            "Never use the shared cache for the test fixtures in CI.",  # right before it
+            "Use the shared cache for the test fixtures in CI except on main.",  # right after
+            "Retry the flaky upload job 3 times before paging anyone.",
+            "Retry the flaky upload job 3 or 5 times before paging anyone.",  # a number
+            "Deploy the billing service on Tuesday mornings.",
+            "Deploy the billing service and the invoices worker on Tuesday mornings.",  # 4 of 7
+        ):
+            add_memory(idx, text, type_="feedback", cwd=project)
+        assert len(list(paths.project_memory_dir(project).glob("feedback_*.md"))) == 9
+        idx.refresh(project)
+        brief = build_brief(idx, project)
+    assert "Do not use the shared cache" in brief.text and "Use the shared cache for" in brief.text
+
+
+def test_wake_why_names_the_memory_that_holds_a_left_out_near_duplicate(project: Path) -> None:
+    with open_index() as idx:
+        first = add_memory(idx, PUSH, type_="feedback", cwd=project)
+        richer = add_memory(idx, PUSH_BECAUSE, type_="feedback", cwd=project, force=True)
+        idx.refresh(project)
+        why = explain_brief(idx, project)
+    (row,) = [r for r in why.dropped if r.entry.id == first.id]
+    assert row.detail == f"a near-duplicate of [{richer.id}], which says at least as much"

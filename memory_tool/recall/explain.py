@@ -16,6 +16,7 @@ from ..base.config import ALWAYS_LOAD_MAX, load_config, today
 from ..base.record import field, record
 from ..store.entry import PRIORITY_IRREVERSIBLE, PRIORITY_PINNED, PRIORITY_RULE, Entry
 from ..store.index import Index
+from ..store.similar import either_repeats, gist_of
 from .layers import (
     Layer,
     Unit,
@@ -166,11 +167,14 @@ def _dropped(pool: Sequence[Entry], layer: Layer, day: dt.date, cfg: dict[str, A
         else:
             twin = kept.get(e.dedupe_key)
             row.dropped = DROP_DUPLICATE
-            row.detail = (
-                f"the same text is in the brief's candidates as [{twin.id}]"
-                if twin is not None
-                else "left out as a near-duplicate of another candidate"
-            )
+            if twin is not None:
+                row.detail = f"the same text is in the brief's candidates as [{twin.id}]"
+            else:
+                mine = gist_of(e)
+                holder = next((k for k in kept.values() if either_repeats(mine, gist_of(k))), None)
+                row.detail = "a near-duplicate of " + (
+                    f"[{holder.id}], which says at least as much" if holder else "another candidate"
+                )
         rows.append(row)
     return rows
 
