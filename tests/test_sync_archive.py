@@ -69,6 +69,11 @@ def test_an_archive_that_is_not_an_export_or_escapes_its_folders_is_refused(
         _add(tar, "rooms/x/a.md", b"hello")
     refused = m.run("import", str(plain), ok=False)
     assert refused.returncode == 1 and "is not a memory-tool export" in refused.stderr
+    garbage = tmp_path / "garbage.tar.gz"
+    garbage.write_bytes(b"\x00not an archive" * 100)
+    refused = m.run("import", str(garbage), ok=False)
+    assert refused.returncode == 1 and "is not a memory-tool export" in refused.stderr
+    assert "ReadError" not in refused.stderr  # one sentence, not every decompressor's complaint
 
     evil = tmp_path / "evil.tar.gz"
     with tarfile.open(evil, "w:gz") as tar:

@@ -264,7 +264,8 @@ def export_cmd(file: str, cwd: str) -> None:
 
     Redacted like a sync; projects are keyed by origin URL (or their id, or their path)."""
     report = archive.export(file, cwd)
-    click.echo(f"exported {report.files} files ({report.projects} projects) to {report.path}")
+    projects = f"{report.projects} project{'' if report.projects == 1 else 's'}"
+    click.echo(f"exported {report.files} files ({projects}) to {report.path}")
     _say_privacy(report.redacted, report.held)
 
 

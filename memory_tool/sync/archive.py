@@ -101,6 +101,10 @@ def import_(source: str | Path, cwd: str | Path | None = None) -> ImportReport:
     try:
         with tarfile.open(path, "r:*") as tar:
             _unpack(tar, path, projects, cwd, report)
+    except tarfile.ReadError as exc:  # its message lists every compression tried
+        raise SyncError(
+            f"cannot import {path}: it is not a memory-tool export (not a tar archive at all)"
+        ) from exc
     except (OSError, tarfile.TarError) as exc:
         raise SyncError(f"cannot import {path}: {exc}") from exc
     if report.written:
