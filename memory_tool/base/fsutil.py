@@ -1,4 +1,5 @@
-"""Small file-system helpers: private permissions, atomic writes, exclusive creation, locks."""
+"""Small file-system helpers: private permissions, atomic writes, exclusive creation, locks, and
+reading a user's JSON config file."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+from .errors import SettingsError
 
 # Memory can hold personal facts: files are readable by their owner only.
 FILE_MODE = 0o600
@@ -57,6 +61,30 @@ def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def read_json_object(path: Path, fix: str) -> tuple[str | None, dict[str, Any]]:
+    """The JSON object in one of Claude Code's config files (settings.json, ~/.claude.json) and
+    the file's text, exactly as it is (None: no such file; an empty file is an empty object).
+    A file we cannot use raises SettingsError saying nothing was changed; ``fix`` tells the user
+    what to do about JSON that does not parse."""
+    import json
+
+    try:
+        text = path.read_bytes().decode("utf-8")  # no newline translation: backups stay exact
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SettingsError(f"{path} is not valid JSON ({exc}); {fix}") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} must hold a JSON object; nothing was changed.")
+    return text, data
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:

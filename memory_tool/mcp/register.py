@@ -26,7 +26,7 @@ from typing import Any
 
 from ..base import paths
 from ..base.errors import SettingsError
-from ..base.fsutil import FILE_MODE, atomic_write_bytes
+from ..base.fsutil import FILE_MODE, atomic_write_bytes, read_json_object
 
 SERVER_NAME = "memory-tool"
 MODULE = "memory_tool.mcp"
@@ -67,36 +67,23 @@ def is_ours(entry: Any) -> bool:
     )
 
 
-def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, {}
-    except OSError as exc:
-        raise SettingsError(f"cannot read {path}: {exc}") from exc
-    if not raw.strip():
-        return raw, {}
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise SettingsError(
-            f"{path} is not valid JSON ({exc}); nothing was changed. Fix it by hand, or register "
-            f"the server with: {add_command()}"
-        ) from exc
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} must hold a JSON object; nothing was changed.")
+def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
+    text, data = read_json_object(
+        path,
+        f"nothing was changed. Fix it by hand, or register the server with: {add_command()}",
+    )
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise SettingsError(f'{path}: "mcpServers" must be an object; nothing was changed.')
-    return raw, data
+    return text, data
 
 
-def _write(path: Path, before: bytes | None, data: dict[str, Any]) -> None:
+def _write(path: Path, before: str | None, data: dict[str, Any]) -> None:
     mode = FILE_MODE
     if before is not None:
         mode = stat.S_IMODE(path.stat().st_mode)
         # Owner-only whatever the original's mode: the file can hold OAuth account details.
-        atomic_write_bytes(backup_file(path), before, mode & FILE_MODE)
+        atomic_write_bytes(backup_file(path), before.encode(), mode & FILE_MODE)
     atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     if mode != FILE_MODE:
         os.chmod(path, mode)  # the file keeps the mode it had (written owner-only meanwhile)

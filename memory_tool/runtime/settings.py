@@ -23,7 +23,7 @@ from typing import Any
 
 from ..base import paths
 from ..base.errors import SettingsError
-from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text
+from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text, read_json_object
 from ..base.resources import hook_script, templates_dir
 
 # The one table of the hook events memory-tool answers: `install` writes settings.json from it and
@@ -124,23 +124,7 @@ def fast_start_works(python: str) -> bool:
 
 
 def _read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
-    if not path.exists():
-        return None, {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"cannot read {path}: {exc}") from exc
-    if not text.strip():
-        return text, {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SettingsError(
-            f"{path} is not valid JSON ({exc}); fix it by hand, nothing was changed."
-        ) from exc
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} must hold a JSON object; nothing was changed.")
-    return text, data
+    return read_json_object(path, "fix it by hand, nothing was changed.")
 
 
 def _check_hooks_shape(path: Path, data: dict[str, Any]) -> None:
