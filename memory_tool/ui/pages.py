@@ -11,7 +11,7 @@ from typing import Any
 from ..base import paths
 from ..base.config import load_config, today
 from ..base.errors import MemoryToolError
-from .render import chosen_project, facts, fresh, index, projects, render, settings_of
+from .render import facts, fresh, index, open_project, render, settings_of
 
 # Search shows this many hits: a page of ids, as `memory-tool search --limit 20`.
 SEARCH_LIMIT = 20
@@ -39,9 +39,7 @@ def brief(request: Any) -> Any:
 
     s = settings_of(request)
     with index() as idx:
-        fresh(idx, s.cwd)
-        found = projects(idx, s.cwd)
-        project = chosen_project(found, request.query_params.get("project"))
+        found, project = open_project(idx, s.cwd, request.query_params.get("project"))
         if project is None:
             return _not_found(request, "no such project: pick one from the list")
         explanation = None
@@ -78,9 +76,7 @@ def rooms(request: Any) -> Any:
     q = request.query_params
     room, prompt = q.get("room", ""), q.get("prompt", "").strip()
     with index() as idx:
-        fresh(idx, s.cwd)
-        found = projects(idx, s.cwd)
-        project = chosen_project(found, q.get("project"))
+        found, project = open_project(idx, s.cwd, q.get("project"))
         if project is None:
             return _not_found(request, "no such project: pick one from the list")
         compiled = compiled_rooms()
@@ -240,9 +236,7 @@ def sessions(request: Any) -> Any:
     """Cold summaries as a timeline per project, and the wiki."""
     s = settings_of(request)
     with index() as idx:
-        fresh(idx, s.cwd)
-        found = projects(idx, s.cwd)
-        project = chosen_project(found, request.query_params.get("project"))
+        found, project = open_project(idx, s.cwd, request.query_params.get("project"))
         if project is None:
             return _not_found(request, "no such project: pick one from the list")
         cold = idx.current(idx.entries(source="cold", project=project.key))

@@ -90,6 +90,14 @@ def chosen_project(found: list[Project], key: str | None) -> Project | None:
     return next((p for p in found if p.key == key), None)
 
 
+def open_project(idx: Index, cwd: str, key: str | None) -> tuple[list[Project], Project | None]:
+    """What a per-project page starts with: the index brought up to the files, every project,
+    and the one ``key`` names (the one ``cwd`` is in without a key; None: no such project)."""
+    fresh(idx, cwd)
+    found = projects(idx, cwd)
+    return found, chosen_project(found, key)
+
+
 def facts(
     e: Entry, day: dt.date | None = None, cfg: dict[str, Any] | None = None
 ) -> dict[str, Any]:
