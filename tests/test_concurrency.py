@@ -259,3 +259,34 @@ def test_a_memory_indexed_while_a_refresh_scans_is_kept(
     (new,) = added
     with open_index() as idx:
         assert idx.get(new.id).path == new.path
+
+
+def test_a_database_another_process_is_writing_is_waited_for_not_set_aside(
+    tmp_path: Path,
+) -> None:
+    """Two hooks of a first session create index.db at once: while one holds the new database's
+    write lock, SQLite answers the other's switch to WAL "database is locked" at once, without
+    the busy wait. That is a database in use, not a damaged one (it was moved aside, and the
+    first process wrote on into the moved file: a session without its brief, seen in CI)."""
+    import sqlite3
+
+    from memory_tool.store.index import Index
+
+    db = tmp_path / "index.db"
+    other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # the RESERVED lock a creating process holds
+    other.execute("CREATE TABLE written_by_the_other (a)")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        idx = Index.open(db)
+    finally:
+        release.join()
+    try:
+        assert idx.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {r[0] for r in idx.conn.execute("SELECT name FROM sqlite_master")}
+        assert {"written_by_the_other", "entries", "meta"} <= tables
+    finally:
+        idx.close()
+        other.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []

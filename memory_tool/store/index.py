@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 # Waiting this long for another writer beats failing a hook; SQLite retries inside the wait.
 BUSY_TIMEOUT_MS = 10_000
+# Between tries to switch a new database to WAL while another process creates it: that takes
+# a few milliseconds, so a short wait keeps a first session's hooks quick.
+WAL_RETRY_S = 0.005
 # The background full refresh a SessionStart may start runs at most this often.
 FULL_REFRESH_INTERVAL_S = 300
 # What a row holds depends on how a file is parsed and classified. Bump this when that changes:
@@ -103,6 +106,30 @@ def row_to_entry(row: sqlite3.Row) -> Entry:
     return Entry(**{k: data[k] for k in ENTRY_COLUMNS if k in data})
 
 
+def is_busy(exc: BaseException) -> bool:
+    """Whether a database error means "another process holds it" (locked, busy): the database
+    is in use, not damaged, and must never be moved aside for it."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode (it stays so: only the process that creates it switches).
+    Switching needs the database to itself, and SQLite answers "database is locked" at once
+    instead of waiting out the busy timeout when another process is creating it at the same
+    moment (two hooks of a first session), so the switch is retried here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_RETRY_S)
+
+
 def _writable(db_path: Path) -> bool:
     """Whether the index may be created or written where it lives (the nearest existing folder
     on its way must be writable, and the file itself if it exists)."""
@@ -133,7 +160,9 @@ class Index:
         ensure_dir(db_path.parent)
         try:
             return cls._connect(db_path)
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc):  # in use by another process, not damaged
+                raise
             quarantine(db_path)
             return cls._connect(db_path)
 
@@ -156,7 +185,7 @@ class Index:
         conn.row_factory = sqlite3.Row
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode=WAL")
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             apply_migrations(conn)
         except sqlite3.DatabaseError:
@@ -790,8 +819,10 @@ def open_index() -> Index:
     idx = Index.open()
     try:
         idx.conn.execute("SELECT count(*) FROM entries").fetchone()
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
         idx.close()
+        if is_busy(exc):
+            raise
         quarantine(idx.path)
         idx = Index.open()
     idx.room_classifier = room_classifier()
@@ -805,7 +836,7 @@ def with_recovery(fn: Callable[[Index], Any]) -> Any:
     try:
         return fn(idx)
     except sqlite3.DatabaseError as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        if is_busy(exc):
             raise
         idx.close()
         quarantine(idx.path)
@@ -818,4 +849,12 @@ def with_recovery(fn: Callable[[Index], Any]) -> Any:
         idx.close()
 
 
-__all__ = ["DIR_MODE", "Index", "RefreshStats", "open_index", "row_to_entry", "with_recovery"]
+__all__ = [
+    "DIR_MODE",
+    "Index",
+    "RefreshStats",
+    "is_busy",
+    "open_index",
+    "row_to_entry",
+    "with_recovery",
+]
