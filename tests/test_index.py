@@ -66,6 +66,22 @@ def test_frontmatter_id_wins(project: Path) -> None:
         assert idx.get("deploy-rule").body.strip() == "Has its own id."
 
 
+def test_a_second_file_claiming_a_taken_id_gets_its_own_everywhere(project: Path) -> None:
+    """The id is settled inside the write, after the entry was rendered: the line, summary and
+    error the index stores name the id the entry ends up with, not the one it asked for."""
+    write_memory(mem_dir(project), "project_a.md", "First ZFIRSTQ.", type_="project", id="rule")
+    with open_index() as idx:
+        idx.refresh(project)
+        write_memory(mem_dir(project), "project_b.md", "Second ZSECONDQ.", type_="project",
+                     id="rule")  # fmt: skip
+        idx.refresh(project)
+        second = idx.get_by_path(str(mem_dir(project) / "project_b.md"))
+        assert second.id != "rule" and idx.get("rule").body.strip() == "First ZFIRSTQ."
+        assert second.line.startswith(f"- [{second.id}] ")
+        assert second.summary.startswith(f"{second.id} ")
+        assert "already used by" in second.error
+
+
 def test_refresh_reads_only_new_and_changed_files(project: Path) -> None:
     d = mem_dir(project)
     keep = write_memory(d, "project_keep.md", "Original text.", type_="project")

@@ -406,6 +406,11 @@ class Index:
             return
         from .entry import render
 
+        # Rendering counts tokens (and the first count in a process loads the tokenizer, a few
+        # hundred milliseconds): done before the write lock, so that other writers never wait
+        # on it. An id that turns out taken (rare) is rendered again inside.
+        for e in entries:
+            render(e)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -421,8 +426,10 @@ class Index:
                 if old is not None:
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (old[0],))
                     conn.execute("DELETE FROM entries WHERE rowid=?", (old[0],))
+                rendered_as = e.id
                 e.id = self._free_id(e, previous=old[1] if old else None)
-                render(e)
+                if e.id != rendered_as:
+                    render(e)
                 cur = conn.execute(
                     f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) "
                     f"VALUES ({', '.join('?' * len(ENTRY_COLUMNS))})",
