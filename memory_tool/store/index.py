@@ -117,17 +117,23 @@ def _use_wal(conn: sqlite3.Connection) -> None:
     """Put the database in WAL mode (it stays so: only the process that creates it switches).
     Switching needs the database to itself, and SQLite answers "database is locked" at once
     instead of waiting out the busy timeout when another process is creating it at the same
-    moment (two hooks of a first session), so the switch is retried here."""
+    moment (two hooks of a first session), so the switch is retried here. All tries together
+    wait at most the busy timeout (each SQLite wait is cut to what is left of it)."""
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(WAL_RETRY_S)
+    try:
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                if not is_busy(exc) or left_ms <= 0:
+                    raise
+                conn.execute(f"PRAGMA busy_timeout={left_ms}")
+                time.sleep(WAL_RETRY_S)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def _writable(db_path: Path) -> bool:
