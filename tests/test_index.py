@@ -184,3 +184,26 @@ def test_lone_surrogates_in_frontmatter_values_do_not_stop_the_index(project: Pa
         idx.refresh(project)
         (entry,) = idx.query("source = 'wiki'")
     assert (entry.project, entry.room, entry.body.strip()) == ("p?x", "r?y", "Odd text.")
+
+
+def test_the_index_and_sync_walk_a_room_alike(project: Path, tmp_path: Path) -> None:
+    """One walk (``tree.walk``) for both: neither enters a dot folder or a linked folder; a
+    linked file is a memory kept elsewhere for the index, but never travels."""
+    from memory_tool.sync.layout import local_files
+    from memory_tool.sync.projects import Projects
+
+    room = paths.palace_dir("rooms") / "deploy"
+    write_memory(room, "plain.md", "Plain ZPLAINQ.", type_="note")
+    write_memory(room / "nested" / "deeper", "nested.md", "Nested ZNESTQ.", type_="note")
+    write_memory(room / ".hidden", "hidden.md", "Hidden ZHIDQ.", type_="note")
+    elsewhere = write_memory(tmp_path / "elsewhere", "kept.md", "Kept ZKEPTQ.", type_="note")
+    (room / "linked.md").symlink_to(elsewhere)
+    (room / "linked-folder").symlink_to(elsewhere.parent)
+
+    with open_index() as idx:
+        idx.refresh(project)
+        indexed = {Path(p).relative_to(room).as_posix() for p in idx.paths_under(str(room))}
+    travelling = {rel for rel in local_files(Projects()) if rel.startswith("rooms/deploy/")}
+
+    assert indexed == {"plain.md", "nested/deeper/nested.md", "linked.md"}
+    assert travelling == {"rooms/deploy/plain.md", "rooms/deploy/nested/deeper/nested.md"}

@@ -177,11 +177,14 @@ def is_memory_file(name: str) -> bool:
     return name.endswith(".md") and not name.startswith(".") and name != MEMORY_INDEX_NAME
 
 
-def scan(folder: Folder) -> Iterator[tuple[Path, int, int]]:
-    """(path, mtime_ns, size) of each memory file; unreadable folders and link loops are skipped."""
-    stack: list[tuple[Path, int]] = [(folder.path, 0)]
+def walk(root: str, *, recursive: bool = True) -> Iterator[tuple[os.DirEntry[str], str]]:
+    """Every entry under ``root`` that is not a folder, with the path of its folder below
+    ``root`` ("" at the top, "a/b" deeper): the one walk the index and sync share. Folders that
+    are links or start with "." are not entered, nor any deeper than MAX_WALK_DEPTH; unreadable
+    ones are skipped. Strings, not Paths: a palace has 10,000s of files."""
+    stack: list[tuple[str, str, int]] = [(root, "", 0)]
     while stack:
-        here, depth = stack.pop()
+        here, rel, depth = stack.pop()
         try:
             with os.scandir(here) as it:
                 items = list(it)
@@ -189,20 +192,28 @@ def scan(folder: Folder) -> Iterator[tuple[Path, int, int]]:
             continue
         for item in items:
             try:
-                if item.is_dir(follow_symlinks=False):
-                    if (
-                        folder.recursive
-                        and depth < MAX_WALK_DEPTH
-                        and not item.name.startswith(".")
-                    ):
-                        stack.append((Path(item.path), depth + 1))
-                    continue
-                if not is_memory_file(item.name) or not item.is_file():
-                    continue
-                st = item.stat()
+                is_dir = item.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            yield Path(item.path), st.st_mtime_ns, st.st_size
+            if not is_dir:
+                yield item, rel
+            elif recursive and depth < MAX_WALK_DEPTH and not item.name.startswith("."):
+                stack.append((item.path, f"{rel}/{item.name}" if rel else item.name, depth + 1))
+
+
+def scan(folder: Folder) -> Iterator[tuple[Path, int, int]]:
+    """(path, mtime_ns, size) of each memory file; unreadable folders and link loops are skipped.
+    A link to a file is read (a memory kept elsewhere); a link to a folder is not entered."""
+    for item, _ in walk(str(folder.path), recursive=folder.recursive):
+        if not is_memory_file(item.name):
+            continue
+        try:
+            if not item.is_file():
+                continue
+            st = item.stat()
+        except OSError:
+            continue
+        yield Path(item.path), st.st_mtime_ns, st.st_size
 
 
 def dir_mtime(path: Path) -> int | None:

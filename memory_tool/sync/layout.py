@@ -22,7 +22,7 @@ from pathlib import Path
 from ..base import paths
 from ..base.privacy import sanitize
 from ..base.record import record
-from ..store.tree import MAX_WALK_DEPTH
+from ..store import tree
 from .projects import Projects, folder_name, id_of_folder, key_for
 from .repo import Repo
 
@@ -72,25 +72,14 @@ def outgoing(data: bytes) -> Outgoing:
 
 
 def _walk(folder: Path, rel: str) -> Iterator[tuple[str, str]]:
-    """(repo path, local path) of every travelling file under ``folder``; no symlinks, no dot
-    folders, no deeper than the index walks. Strings, not Paths: a palace has 10,000s."""
-    stack: list[tuple[str, str, int]] = [(str(folder), rel, 0)]
-    while stack:
-        here, prefix, depth = stack.pop()
+    """(repo path, local path) of every travelling file under ``folder``, walked as the index
+    walks (``tree.walk``); links to files do not travel."""
+    for item, sub in tree.walk(str(folder)):
         try:
-            with os.scandir(here) as it:
-                items = list(it)
+            if travels(item.name) and item.is_file(follow_symlinks=False):
+                yield (f"{rel}/{sub}/{item.name}" if sub else f"{rel}/{item.name}"), item.path
         except OSError:
             continue
-        for item in items:
-            try:
-                if item.is_dir(follow_symlinks=False):
-                    if depth < MAX_WALK_DEPTH and not item.name.startswith("."):
-                        stack.append((item.path, f"{prefix}/{item.name}", depth + 1))
-                elif item.is_file(follow_symlinks=False) and travels(item.name):
-                    yield f"{prefix}/{item.name}", item.path
-            except OSError:
-                continue
 
 
 def local_files(projects: Projects) -> dict[str, str]:
