@@ -59,6 +59,27 @@ def run_hook(
     )
 
 
+def add_worktree(repo: Path, tree: Path) -> None:
+    """Make ``repo`` a git repository with one commit and ``tree`` a linked working tree of it
+    (branch ``feat``), as `git worktree add` does; git's identity comes from the environment."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    (repo / "README.md").write_text(f"{repo.name}\n")
+    git("add", "README.md")
+    git("commit", "-q", "-m", "init")
+    git("worktree", "add", "-q", str(tree), "-b", "feat")
+
+
 def start_payload(project: Path, source: str = "startup") -> dict[str, str]:
     """A SessionStart payload as Claude Code sends it."""
     return {

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import run_hook, start_payload, write_memory
+from helpers import add_worktree, run_hook, start_payload, write_memory
 from test_tiers_support import LONG_SID, SMALL_SID, hook_json, install_transcript, payload
 
 from memory_tool.base import paths, tokens
@@ -52,17 +51,6 @@ def write_handoff(root: Path, text: str, age_s: float = 0.0) -> Path:
     when = time.time() - age_s
     os.utime(path, (when, when))
     return path
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 # --- 1. the handoff reaches the next session ---------------------------------------------------
@@ -124,12 +112,8 @@ def test_a_handoff_older_than_the_latest_session_summary_is_reported_stale(proje
 def worktree(tmp_path: Path) -> tuple[Path, Path]:
     main_tree = tmp_path / "work" / "repoA"
     main_tree.mkdir(parents=True)
-    git(main_tree, "init", "-q", "-b", "main")
-    (main_tree / "README.md").write_text("repo A\n")
-    git(main_tree, "add", "README.md")
-    git(main_tree, "commit", "-q", "-m", "init")
     branch = tmp_path / "work" / "repoA-wt"
-    git(main_tree, "worktree", "add", "-q", str(branch), "-b", "feat")
+    add_worktree(main_tree, branch)
     return main_tree, branch
 
 

@@ -4,7 +4,6 @@ the latest session summary once, and a subagent that gets the project's critical
 
 from __future__ import annotations
 
-import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -17,6 +16,7 @@ from claude_sandbox import (
     memory_tool,
     run_claude_with_memory,
 )
+from helpers import add_worktree
 
 pytestmark = [pytest.mark.e2e]
 
@@ -87,25 +87,10 @@ def test_the_handoff_reaches_the_next_session_a_resume_and_where_were_we(
     assert hooks_log(sandbox) == ""
 
 
-def _git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
 def test_a_worktree_session_reads_and_writes_its_own_thoughts(sandbox: Sandbox) -> None:
     repo = sandbox.project
-    _git(repo, "init", "-q", "-b", "main")
-    (repo / "README.md").write_text("repo A\n")
-    _git(repo, "add", "README.md")
-    _git(repo, "commit", "-q", "-m", "init")
     branch = sandbox.root / "repoA-wt"
-    _git(repo, "worktree", "add", "-q", str(branch), "-b", "feat")
+    add_worktree(repo, branch)
     for tree, word in ((repo, "MAIN-CHECKOUT-CONTEXT"), (branch, "WORKTREE-CONTEXT")):
         (tree / "thoughts").mkdir()
         (tree / "thoughts" / "CONTEXT.md").write_text(f"# Context\n{word}: this tree's notes.\n")
