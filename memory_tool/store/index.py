@@ -120,6 +120,7 @@ def _use_wal(conn: sqlite3.Connection) -> None:
     moment (two hooks of a first session), so the switch is retried here. All tries together
     wait at most the busy timeout (each SQLite wait is cut to what is left of it)."""
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    retried = False
     try:
         while True:
             try:
@@ -130,10 +131,12 @@ def _use_wal(conn: sqlite3.Connection) -> None:
                 left_ms = int((deadline - time.monotonic()) * 1000)
                 if not is_busy(exc) or left_ms <= 0:
                     raise
+                retried = True
                 conn.execute(f"PRAGMA busy_timeout={left_ms}")
                 time.sleep(WAL_RETRY_S)
     finally:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if retried:  # the common open never gets here: nothing to put back
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def _writable(db_path: Path) -> bool:
