@@ -15,6 +15,7 @@ from ..base import paths
 from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_bytes
 from ..store import tree
+from .merge import onto_local
 
 KEEP = ("mine", "theirs")
 
@@ -63,6 +64,21 @@ def resolve(file: str | Path, keep: str) -> tuple[Path, Path]:
         )
     copy = copies[0]
     if keep == "theirs":
-        atomic_write_bytes(original, copy.read_bytes())
+        theirs = copy.read_bytes()
+        try:
+            mine: bytes | None = original.read_bytes()
+        except FileNotFoundError:
+            mine = None
+        # The copy came through sync, redacted: what only this file holds (secrets, <private>
+        # text) is put back into it, never replaced by its [REDACTED] marker.
+        kept = theirs if mine is None else onto_local(mine, theirs)
+        if kept is None:
+            raise SyncError(
+                f"{copy.name} changes the lines of {original.name} that hold secrets or "
+                "<private> text here (they never travel, so the copy has them redacted): "
+                f"keeping it would lose them. Edit {original} by hand, taking what you want "
+                f"from the copy, then delete {copy}."
+            )
+        atomic_write_bytes(original, kept)
     copy.unlink()
     return original, copy

@@ -10,8 +10,10 @@ A git working tree at ``<state>/sync/repo`` mirrors what travels (``layout``). O
    remote refused because another machine pushed first is fetched, merged and pushed again;
 4. refresh the index when memory files changed here.
 
-Nothing is lost at any step: local files are only overwritten when they are exactly what was
-last synced, every write is atomic, and a failure leaves local commits for the next run.
+Nothing is lost at any step: a local file is only changed when what it sends is exactly what was
+last synced, and then the incoming version is merged onto its text (secrets and ``<private>``
+text, which never travel, stay in it: ``merge``); every write is atomic, and a failure leaves
+local commits for the next run.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_bytes, ensure_dir
 from ..base.record import field, record
 from . import layout, state
+from .merge import onto_local, union
 from .projects import Projects, folder_name, resolve
 from .repo import (
     UNION_FILES,
@@ -154,7 +157,7 @@ def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> N
             return
     _export(r, projects, report)
     r.stage_all()
-    guarded, _ = layout.guard_staged(r, redact_in_place=False)
+    guarded, _ = layout.guard_staged(r, stage_redacted=False)
     report.held += guarded
     if r.commit_staged(commit_message(f"sync: {_counts(report.exported)}")):
         report.committed = True
@@ -319,7 +322,9 @@ def _pull_into_local(
     only: list[str] | None = None,
 ) -> None:
     """Bring what changed between two commits to this machine's files. A local file is only
-    replaced or deleted when it is exactly what ``old`` held; one changed here meanwhile is
+    changed or deleted when what it sends is exactly what ``old`` held; the incoming version is
+    then merged onto its text (``merge.onto_local``: secrets and ``<private>`` text, which never
+    travel, stay). One changed here meanwhile, or whose secrets the incoming change touched, is
     kept, and the incoming version is written beside it as a conflict copy (an edit here and a
     delete there keeps the edit)."""
     day = today().isoformat()
@@ -327,6 +332,14 @@ def _pull_into_local(
     # The working tree is ``new`` (each caller has just merged or reset to it): its files are
     # read directly, not one `git cat-file` process per file.
     in_tree = r.head() == new
+
+    def beside(local: Path, rel: str, incoming: bytes) -> None:
+        who = r.author_machine(remote, rel)
+        copy = local.parent / free_name(local.parent, conflict_copy_name(local.name, who, day))
+        _write(copy, incoming)
+        report.kept_local.append(str(local))
+        report.pulled.append(str(copy))
+
     for rel, old_sha, new_sha in r.changed_paths(old, new, only or ()):
         local = layout.local_path(rel, projects)
         if local is None:
@@ -345,20 +358,23 @@ def _pull_into_local(
         incoming = _read(r.path / rel) if in_tree else None
         if incoming is None or blob_sha(incoming) != new_sha:
             incoming = r.cat_blob(new_sha)
-        if current == incoming:
-            continue
-        if current is None or here in (old_sha, new_sha):
+        if current is None:
             _write(local, incoming)
             report.pulled.append(str(local))
+        elif current == incoming or here == new_sha:
+            continue  # it already sends what arrived (its own secrets and all)
+        elif here == old_sha:  # unchanged here since: the incoming version, onto the local text
+            merged = onto_local(current, incoming)
+            if merged is None:
+                beside(local, rel, incoming)
+            elif merged != current:
+                _write(local, merged)
+                report.pulled.append(str(local))
         elif local.name in UNION_FILES:
             _write(local, union(current, incoming))
             report.pulled.append(str(local))
         else:
-            who = r.author_machine(remote, rel)
-            copy = local.parent / free_name(local.parent, conflict_copy_name(local.name, who, day))
-            _write(copy, incoming)
-            report.kept_local.append(str(local))
-            report.pulled.append(str(copy))
+            beside(local, rel, incoming)
 
 
 def _read(path: Path) -> bytes | None:
@@ -375,14 +391,6 @@ def _sendable(data: bytes) -> bytes:
 
 def _write(path: Path, data: bytes) -> None:
     atomic_write_bytes(path, data)
-
-
-def union(ours: bytes, theirs: bytes) -> bytes:
-    """Every line of ours, then the lines of theirs that ours lacks (MEMORY.md, .decided)."""
-    lines = ours.decode("utf-8", "replace").splitlines()
-    have = set(lines)
-    extra = [line for line in theirs.decode("utf-8", "replace").splitlines() if line not in have]
-    return ("\n".join(lines + extra) + "\n").encode("utf-8")
 
 
 def _waiting(r: Repo, projects: Projects) -> list[str]:

@@ -369,6 +369,12 @@ class Repo:
         ).out
         return [p for p in out.split("\0") if p]
 
+    def stage_data(self, rel: str, data: bytes) -> None:
+        """Stage ``data`` as the content of ``rel`` without touching the file in the tree."""
+        sha = self.run("hash-object", "-w", "--stdin", data=data).out.strip()
+        staged = self.run("ls-files", "-s", "-z", "--", rel).out.split(" ", 1)[0]
+        self.run("update-index", "--cacheinfo", f"{staged or '100644'},{sha},{rel}")
+
     def unstage(self, rel: str) -> None:
         if self.head() is None:
             self.run("rm", "-q", "--cached", "--", rel)
