@@ -114,7 +114,7 @@ def import_(source: str | Path, cwd: str | Path | None = None) -> ImportReport:
         ) from exc
     except (OSError, tarfile.TarError) as exc:
         raise SyncError(f"cannot import {path}: {exc}") from exc
-    if report.written or report.beside:
+    if report.written or report.beside or projects.reseeded:
         from ..store.index import open_index
 
         with open_index() as idx:

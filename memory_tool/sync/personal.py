@@ -70,6 +70,7 @@ class Report:
     unsynced: list[str] = field(default_factory=list)  # local keys without an id
     remote: str = ""
     attempts: int = 0  # rounds of fetch, merge and push (more than one: a push was refused)
+    reseeded: bool = False  # a project's id became known here: its memories' ids changed
 
 
 def repo(*, interactive: bool = True) -> Repo:
@@ -118,7 +119,7 @@ def sync(
             state.finish(NAME, False, f"{type(exc).__name__}: {exc}", **_record(report))
             raise
         state.finish(NAME, True, summary(report), **_record(report))
-    if report.pulled:
+    if report.pulled or report.reseeded:
         _refresh_index()
     return report
 
@@ -135,6 +136,7 @@ def _record(report: Report) -> dict[str, Any]:
 def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> None:
     projects = resolve(cwd)
     report.unsynced = projects.unsynced
+    report.reseeded = projects.reseeded
     r.clear_leftovers()  # a half-done merge, a stale git lock
     if state.load(NAME).get("running", True):
         _restore_tree(r)  # a run stopped midway (or none ran yet): redo it from the files here
