@@ -328,12 +328,13 @@ class Soak:
         )
         history = git("log", "-p", "--all", cwd=self.remote)
         leaked = sorted({s for s in self.secrets if s in history})
-        copies = sum(
-            1
-            for m in self.machines
-            for k in ("room", "project")
-            for _ in m.folder(k).glob("*.conflict-*")
-        )
+        per_file: dict[str, int] = {}
+        for m in self.machines:
+            for k in ("room", "project"):
+                for p in m.folder(k).glob("*.conflict-*"):
+                    key = f"{m.name}/{p.name.split('.conflict-', 1)[0]}"
+                    per_file[key] = per_file.get(key, 0) + 1
+        copies = sum(per_file.values())
         return {
             "lines_written": len(self.written),
             "lines_retired": len(self.retired & set(self.written)),
@@ -346,6 +347,8 @@ class Soak:
             "secrets_planted": len(self.secrets),
             "secrets_in_remote_history": len(leaked),
             "conflict_copies_left": copies,
+            # A file whose copies keep growing is two machines sending theirs back and forth.
+            "most_copies_of_one_file": max(per_file.values(), default=0),
             **self.stats,
             "failures": self.failures[:5],
         }
@@ -405,7 +408,8 @@ def main() -> int:
             f"({result['lost_to_redaction']} of them to redaction), "
             "secrets in the remote's history "
             f"{result['secrets_in_remote_history']} of {result['secrets_planted']} planted; "
-            f"{result['conflict_copies_left']} conflict copies left; {result['seconds']} s"
+            f"{result['conflict_copies_left']} conflict copies left (at most "
+            f"{result['most_copies_of_one_file']} of one file); {result['seconds']} s"
         )
     return 0 if result["lost"] == 0 and result["secrets_in_remote_history"] == 0 else 1
 

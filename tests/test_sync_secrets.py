@@ -129,6 +129,34 @@ def test_resolving_with_the_redacted_copy_keeps_the_local_secrets(
     assert_remote_clean(remote)
 
 
+def test_both_machines_changing_one_line_each_with_its_own_secret_settle_in_one_round(
+    project: tuple[Machine, Path, Machine, Path, Path],
+) -> None:
+    """Neither version can take the other's place without losing a secret: the machine that
+    merges first keeps its own in place, the other takes it and keeps its own text in the
+    conflict copy of its version; further syncs change nothing (no copy per sync)."""
+    laptop, memory_a, desktop, memory_b, remote = project
+    other = "ghp_" + "R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s0nly"
+    (memory_a / NAME).write_text(KEYS.replace(f"AWS access key id: {AWS}", f"AWS: {AWS}"))
+    arrived = (memory_b / NAME).read_text()
+    mine_b = arrived.replace("AWS access key id: [REDACTED:aws_access_key]", f"GitHub: {other}")
+    (memory_b / NAME).write_text(mine_b)
+    for _ in range(3):
+        laptop.run("sync")
+        desktop.run("sync")
+    files_a = {p.name: p.read_text() for p in memory_a.glob("reference_stripe_keys*.md")}
+    files_b = {p.name: p.read_text() for p in memory_b.glob("reference_stripe_keys*.md")}
+    assert len(files_a) == len(files_b) == 2, (sorted(files_a), sorted(files_b))
+    assert sorted(files_a) == sorted(files_b)
+    assert any(f"AWS: {AWS}" in t and STRIPE in t for t in files_a.values())
+    assert any(f"GitHub: {other}" in t for t in files_b.values())
+    for m in (laptop, desktop):
+        assert m.json("sync", "status")["pending"] == []
+    history = git("log", "-p", "--all", cwd=remote)
+    assert other not in history
+    assert_remote_clean(remote)
+
+
 def test_a_team_memory_keeps_its_secret_here_and_merges_a_teammates_line(
     tmp_path: Path,
 ) -> None:

@@ -9,7 +9,8 @@ carries that choice to every machine.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import TypeVar
 
 from ..base import paths
 from ..base.errors import SyncError
@@ -18,9 +19,10 @@ from ..store import tree
 from .merge import onto_local
 
 KEEP = ("mine", "theirs")
+_P = TypeVar("_P", bound=PurePath)
 
 
-def original_of(copy: Path) -> Path:
+def original_of(copy: _P) -> _P:
     """``pool.conflict-laptop-2026-11-29.md`` -> ``pool.md`` (``-2`` suffixes included)."""
     stem, _, rest = copy.name.partition(tree.CONFLICT_MARK)
     ext = rest.rpartition(".")[2] if "." in rest else ""

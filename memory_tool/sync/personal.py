@@ -21,14 +21,16 @@ from __future__ import annotations
 import os
 import random
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..base.config import today
 from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_bytes, ensure_dir
 from ..base.record import field, record
+from ..store.tree import is_conflict_copy
 from . import layout, state
+from .conflicts import original_of
 from .merge import onto_local, union
 from .projects import Projects, folder_name, resolve
 from .repo import (
@@ -328,7 +330,13 @@ def _pull_into_local(
     then merged onto its text (``merge.onto_local``: secrets and ``<private>`` text, which never
     travel, stay). One changed here meanwhile, or whose secrets the incoming change touched, is
     kept, and the incoming version is written beside it as a conflict copy (an edit here and a
-    delete there keeps the edit)."""
+    delete there keeps the edit).
+
+    Unless the other machine already kept this one's version beside its own (a conflict copy
+    of the file arrives holding exactly what the file here sends): then the incoming version
+    takes the file's place and the file's own text goes into that copy, secrets and all. Were
+    both machines to keep their own in place, each sync would send it back over the other's,
+    a new conflict copy every time."""
     day = today().isoformat()
     remote = r.remote_head() or new
     # The working tree is ``new`` (each caller has just merged or reset to it): its files are
@@ -342,9 +350,26 @@ def _pull_into_local(
         report.kept_local.append(str(local))
         report.pulled.append(str(copy))
 
-    for rel, old_sha, new_sha in r.changed_paths(old, new, only or ()):
+    changes = r.changed_paths(old, new, only or ())
+    copies: dict[str, list[tuple[str, str]]] = {}  # file -> (its conflict copy, blob) arriving
+    for rel, _, new_sha in changes:
+        if new_sha != ZERO_SHA and is_conflict_copy(rel.rpartition("/")[2]):
+            copies.setdefault(original_of(PurePosixPath(rel)).as_posix(), []).append((rel, new_sha))
+    placed: set[str] = set()
+
+    def own_copy(rel: str, here: str) -> tuple[str, Path] | None:
+        """This machine's version of ``rel``, arrived as a conflict copy: its repository path
+        and where it lives here (not written yet, or written with what arrived)."""
+        for copy, sha in copies.get(rel, ()):
+            path = layout.local_path(copy, projects) if sha == here else None
+            there = _read(path) if path is not None else None
+            if path is not None and (there is None or blob_sha(_sendable(there)) == here):
+                return copy, path
+        return None
+
+    for rel, old_sha, new_sha in changes:
         local = layout.local_path(rel, projects)
-        if local is None:
+        if local is None or rel in placed:
             continue
         current = _read(local)
         here = blob_sha(_sendable(current)) if current is not None else ZERO_SHA
@@ -367,7 +392,13 @@ def _pull_into_local(
             continue  # it already sends what arrived (its own secrets and all)
         elif here == old_sha:  # unchanged here since: the incoming version, onto the local text
             merged = onto_local(current, incoming)
-            if merged is None:
+            own = own_copy(rel, here) if merged is None else None
+            if own is not None:
+                _write(own[1], current)
+                _write(local, incoming)
+                placed.add(own[0])
+                report.pulled += [str(local), str(own[1])]
+            elif merged is None:
                 beside(local, rel, incoming)
             elif merged != current:
                 _write(local, merged)

@@ -8,6 +8,7 @@ is the git server's business (keys, repository permissions), not ours.
 
 from __future__ import annotations
 
+import glob
 import json
 import random
 import re
@@ -200,6 +201,18 @@ def _set_aside(r: Repo, name: str) -> None:
             atomic_write_bytes(r.path / rel, sent)
 
 
+def _own_copy(path: Path, mine: bytes) -> Path | None:
+    """A conflict copy of ``path`` that holds exactly what ``mine`` sends."""
+    sent = layout.outgoing(mine).data
+    for copy in sorted(path.parent.glob(f"{glob.escape(path.stem)}{tree.CONFLICT_MARK}*")):
+        try:
+            if copy.read_bytes() == sent:
+                return copy
+        except OSError:
+            continue
+    return None
+
+
 def _put_back(r: Repo, report: TeamReport) -> None:
     path = _stash_path(report.name)
     try:
@@ -219,6 +232,13 @@ def _put_back(r: Repo, report: TeamReport) -> None:
         merged = onto_local(mine, current)
         if merged is not None:
             atomic_write_bytes(r.path / rel, merged)
+            continue
+        own = _own_copy(r.path / rel, mine)
+        if own is not None:
+            # A teammate kept this version beside theirs (see personal._pull_into_local): so
+            # does this machine, with the file's own text in the copy, or each sync would send
+            # it back over theirs.
+            atomic_write_bytes(own, mine)
             continue
         copy = free_name(r.path, conflict_copy_name(rel, r.author_machine(remote, rel), day))
         atomic_write_bytes(r.path / copy, current)
