@@ -157,6 +157,33 @@ def test_both_machines_changing_one_line_each_with_its_own_secret_settle_in_one_
     assert_remote_clean(remote)
 
 
+def test_keeping_this_machines_version_on_the_other_brings_back_its_secrets(
+    project: tuple[Machine, Path, Machine, Path, Path],
+) -> None:
+    """Both change the key's own line at once; the desktop merges last, so the laptop takes
+    the desktop's version in place and keeps its own text in the copy of its version. The
+    desktop then keeps that copy: the laptop's file is its own text again, secrets and all."""
+    laptop, memory_a, desktop, memory_b, remote = project
+    mine = KEYS.replace("Stripe test key:", "Stripe key (billing sandbox):")
+    (memory_a / NAME).write_text(mine)
+    laptop.run("sync")
+    arrived = (memory_b / NAME).read_text()
+    (memory_b / NAME).write_text(arrived.replace("Stripe test key:", "Stripe key (old):"))
+    desktop.run("sync")
+    laptop.run("sync")
+    copy_a = next(memory_a.glob("reference_stripe_keys.conflict-laptop-*.md"))
+    assert copy_a.read_text() == mine  # its own text, beside the desktop's version
+    assert "Stripe key (old):" in (memory_a / NAME).read_text()
+    copy_b = memory_b / copy_a.name
+    desktop.run("sync", "resolve", str(copy_b), "--keep", "theirs")
+    desktop.run("sync")
+    laptop.run("sync")
+    assert (memory_a / NAME).read_text() == mine
+    assert not list(memory_a.glob("*.conflict-*")) and not list(memory_b.glob("*.conflict-*"))
+    assert laptop.json("sync", "status")["pending"] == []
+    assert_remote_clean(remote)
+
+
 def test_a_team_memory_keeps_its_secret_here_and_merges_a_teammates_line(
     tmp_path: Path,
 ) -> None:

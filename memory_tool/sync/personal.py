@@ -325,89 +325,132 @@ def _pull_into_local(
     report: Report,
     only: list[str] | None = None,
 ) -> None:
-    """Bring what changed between two commits to this machine's files. A local file is only
-    changed or deleted when what it sends is exactly what ``old`` held; the incoming version is
-    then merged onto its text (``merge.onto_local``: secrets and ``<private>`` text, which never
-    travel, stay). One changed here meanwhile, or whose secrets the incoming change touched, is
-    kept, and the incoming version is written beside it as a conflict copy (an edit here and a
-    delete there keeps the edit).
-
-    Unless the other machine already kept this one's version beside its own (a conflict copy
-    of the file arrives holding exactly what the file here sends): then the incoming version
-    takes the file's place and the file's own text goes into that copy, secrets and all. Were
-    both machines to keep their own in place, each sync would send it back over the other's,
-    a new conflict copy every time."""
-    day = today().isoformat()
-    remote = r.remote_head() or new
-    # The working tree is ``new`` (each caller has just merged or reset to it): its files are
-    # read directly, not one `git cat-file` process per file.
-    in_tree = r.head() == new
-
-    def beside(local: Path, rel: str, incoming: bytes) -> None:
-        who = r.author_machine(remote, rel)
-        copy = local.parent / free_name(local.parent, conflict_copy_name(local.name, who, day))
-        _write(copy, incoming)
-        report.kept_local.append(str(local))
-        report.pulled.append(str(copy))
-
+    """Bring what changed between two commits to this machine's files (see ``_Pull``)."""
     changes = r.changed_paths(old, new, only or ())
-    copies: dict[str, list[tuple[str, str]]] = {}  # file -> (its conflict copy, blob) arriving
-    for rel, _, new_sha in changes:
-        if new_sha != ZERO_SHA and is_conflict_copy(rel.rpartition("/")[2]):
-            copies.setdefault(original_of(PurePosixPath(rel)).as_posix(), []).append((rel, new_sha))
-    placed: set[str] = set()
+    pull = _Pull(r, projects, new, report, changes)
+    for rel, old_sha, new_sha in changes:
+        if new_sha != ZERO_SHA:
+            pull.bring(rel, old_sha, new_sha)
+    for rel, old_sha, new_sha in changes:  # after the writes: a text that moved is written first
+        if new_sha == ZERO_SHA:
+            pull.delete(rel, old_sha)
 
-    def own_copy(rel: str, here: str) -> tuple[str, Path] | None:
+
+class _Pull:
+    """One commit range brought to this machine's files.
+
+    A local file is only changed or deleted when what it sends is exactly what the old commit
+    held; the incoming version is then merged onto its text (``merge.onto_local``: secrets and
+    ``<private>`` text, which never travel, stay). One changed here meanwhile, or whose secrets
+    the incoming change touched, is kept, and the incoming version is written beside it as a
+    conflict copy (an edit here and a delete there keeps the edit). Two exceptions keep both
+    machines' texts without sending them back and forth:
+
+    - the other machine already kept this one's version beside its own (a conflict copy of the
+      file arrives holding exactly what the file here sends): the incoming version takes the
+      file's place and the file's own text goes into that copy, secrets and all (were both to
+      keep their own in place, each sync would send it back over the other's, a new conflict
+      copy every time);
+    - a version moves from one file to another (`sync resolve --keep theirs` on the other
+      machine: the copy's text into the file, the copy deleted): this machine's own text for
+      that version, secrets and all, moves with it.
+    """
+
+    def __init__(
+        self,
+        r: Repo,
+        projects: Projects,
+        new: str,
+        report: Report,
+        changes: list[tuple[str, str, str]],
+    ) -> None:
+        self.r, self.projects, self.report = r, projects, report
+        self.day = today().isoformat()
+        self.remote = r.remote_head() or new
+        # The working tree is ``new`` (each caller has just merged or reset to it): its files
+        # are read directly, not one `git cat-file` process per file.
+        self.in_tree = r.head() == new
+        self.copies: dict[str, list[tuple[str, str]]] = {}  # file -> its copies arriving
+        self.placed: set[str] = set()  # copies already written with this machine's text
+        # Blob -> this machine's text of that version, in a file the change deletes.
+        self.moving: dict[str, bytes] = {}
+        self.moved: set[str] = set()
+        arriving = {new_sha for _, _, new_sha in changes}
+        for rel, old_sha, new_sha in changes:
+            if new_sha != ZERO_SHA and is_conflict_copy(rel.rpartition("/")[2]):
+                original = original_of(PurePosixPath(rel)).as_posix()
+                self.copies.setdefault(original, []).append((rel, new_sha))
+            if new_sha == ZERO_SHA and old_sha in arriving:
+                local = layout.local_path(rel, projects)
+                current = _read(local) if local is not None else None
+                sent = _sendable(current) if current is not None else None
+                if current is not None and sent != current and blob_sha(sent or b"") == old_sha:
+                    self.moving[old_sha] = current
+
+    def bring(self, rel: str, old_sha: str, new_sha: str) -> None:
+        local = layout.local_path(rel, self.projects)
+        if local is None or rel in self.placed:
+            return
+        current = _read(local)
+        here = blob_sha(_sendable(current)) if current is not None else ZERO_SHA
+        incoming = _read(self.r.path / rel) if self.in_tree else None
+        if incoming is None or blob_sha(incoming) != new_sha:
+            incoming = self.r.cat_blob(new_sha)
+        ours = self.moving.get(new_sha)  # this machine's text of the version that arrives
+        if current is None or (here == old_sha and current == _sendable(current) and ours):
+            self._write(local, ours or incoming, moved=new_sha if ours else "")
+        elif current == incoming or here == new_sha:
+            return  # it already sends what arrived (its own secrets and all)
+        elif here == old_sha:  # unchanged here since: the incoming version, onto the local text
+            merged = onto_local(current, incoming)
+            own = self._own_copy(rel, here) if merged is None else None
+            if own is not None:
+                self._write(own[1], current)
+                self._write(local, incoming)
+                self.placed.add(own[0])
+            elif merged is None:
+                self._beside(local, rel, incoming)
+            elif merged != current:
+                self._write(local, merged)
+        elif local.name in UNION_FILES:
+            self._write(local, union(current, incoming))
+        else:
+            self._beside(local, rel, incoming)
+
+    def delete(self, rel: str, old_sha: str) -> None:
+        local = layout.local_path(rel, self.projects)
+        current = _read(local) if local is not None else None
+        if local is None or current is None:
+            return
+        stays = old_sha in self.moving and old_sha not in self.moved  # its text found no place
+        if blob_sha(_sendable(current)) == old_sha and not stays:
+            local.unlink(missing_ok=True)
+            self.report.pulled.append(str(local))
+        else:
+            self.report.kept_local.append(str(local))
+
+    def _write(self, path: Path, data: bytes, moved: str = "") -> None:
+        _write(path, data)
+        self.report.pulled.append(str(path))
+        if moved:
+            self.moved.add(moved)
+
+    def _beside(self, local: Path, rel: str, incoming: bytes) -> None:
+        who = self.r.author_machine(self.remote, rel)
+        name = free_name(local.parent, conflict_copy_name(local.name, who, self.day))
+        _write(local.parent / name, incoming)
+        self.report.kept_local.append(str(local))
+        self.report.pulled.append(str(local.parent / name))
+
+    def _own_copy(self, rel: str, here: str) -> tuple[str, Path] | None:
         """This machine's version of ``rel``, arrived as a conflict copy: its repository path
         and where it lives here (not written yet, or written with what arrived)."""
-        for copy, sha in copies.get(rel, ()):
-            path = layout.local_path(copy, projects) if sha == here else None
+        for copy, sha in self.copies.get(rel, ()):
+            path = layout.local_path(copy, self.projects) if sha == here else None
             there = _read(path) if path is not None else None
             if path is not None and (there is None or blob_sha(_sendable(there)) == here):
                 return copy, path
         return None
-
-    for rel, old_sha, new_sha in changes:
-        local = layout.local_path(rel, projects)
-        if local is None or rel in placed:
-            continue
-        current = _read(local)
-        here = blob_sha(_sendable(current)) if current is not None else ZERO_SHA
-        if new_sha == ZERO_SHA:  # deleted there
-            if current is None:
-                continue
-            if here == old_sha:
-                local.unlink(missing_ok=True)
-                report.pulled.append(str(local))
-            else:
-                report.kept_local.append(str(local))
-            continue
-        incoming = _read(r.path / rel) if in_tree else None
-        if incoming is None or blob_sha(incoming) != new_sha:
-            incoming = r.cat_blob(new_sha)
-        if current is None:
-            _write(local, incoming)
-            report.pulled.append(str(local))
-        elif current == incoming or here == new_sha:
-            continue  # it already sends what arrived (its own secrets and all)
-        elif here == old_sha:  # unchanged here since: the incoming version, onto the local text
-            merged = onto_local(current, incoming)
-            own = own_copy(rel, here) if merged is None else None
-            if own is not None:
-                _write(own[1], current)
-                _write(local, incoming)
-                placed.add(own[0])
-                report.pulled += [str(local), str(own[1])]
-            elif merged is None:
-                beside(local, rel, incoming)
-            elif merged != current:
-                _write(local, merged)
-                report.pulled.append(str(local))
-        elif local.name in UNION_FILES:
-            _write(local, union(current, incoming))
-            report.pulled.append(str(local))
-        else:
-            beside(local, rel, incoming)
 
 
 def _read(path: Path) -> bytes | None:

@@ -213,6 +213,21 @@ def _own_copy(path: Path, mine: bytes) -> Path | None:
     return None
 
 
+def _holding(root: Path, gone: str, sent: bytes | None, stashed: set[str]) -> Path | None:
+    """The file beside ``gone`` (the one it is a conflict copy of, or one of its copies) that
+    now holds exactly ``sent``: where a version moved."""
+    path = root / gone
+    name = path.name
+    stem = name.partition(tree.CONFLICT_MARK)[0] if tree.is_conflict_copy(name) else path.stem
+    for other in sorted(path.parent.glob(f"{glob.escape(stem)}*")):
+        try:
+            if other.relative_to(root).as_posix() not in stashed and other.read_bytes() == sent:
+                return other
+        except OSError:
+            continue
+    return None
+
+
 def _put_back(r: Repo, report: TeamReport) -> None:
     path = _stash_path(report.name)
     try:
@@ -226,7 +241,12 @@ def _put_back(r: Repo, report: TeamReport) -> None:
         try:
             current = (r.path / rel).read_bytes()
         except OSError:
-            continue  # deleted by a teammate, unchanged here: gone everywhere
+            # Deleted by a teammate: gone everywhere, unless its version moved to another file
+            # (`sync resolve --keep theirs` there): then this text goes with it.
+            moved = _holding(r.path, rel, layout.outgoing(mine).data, set(stash))
+            if moved is not None:
+                atomic_write_bytes(moved, mine)
+            continue
         if current == mine:
             continue
         merged = onto_local(mine, current)
