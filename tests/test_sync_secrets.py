@@ -213,6 +213,47 @@ def test_a_team_memory_keeps_its_secret_here_and_merges_a_teammates_line(
     assert_remote_clean(remote)
 
 
+def test_two_members_changing_a_team_memorys_secret_line_lose_nothing(tmp_path: Path) -> None:
+    """Both change the key's own line at once: kim merges last, so dana takes kim's version in
+    place and keeps her own text in the copy of her version; when kim keeps that copy, dana's
+    file is her own text again, secrets and all."""
+    remote = bare_repo(tmp_path / "team.git")
+    dana, kim = Machine(tmp_path, "dana"), Machine(tmp_path, "kim")
+    for m in (dana, kim):
+        m.run("init")
+        m.run("team", "add", "acme", str(remote))
+    rel = "teams/acme/rooms/billing/stripe.md"
+    dana.write(rel, KEYS)
+    dana.run("team", "sync", "acme")
+    kim.run("team", "sync", "acme")
+    mine = KEYS.replace("Stripe test key:", "Stripe key (billing sandbox):")
+    dana.write(rel, mine)
+    dana.run("team", "sync", "acme")
+    theirs = (kim.state / rel).read_text().replace("Stripe test key:", "Stripe key (old):")
+    kim.write(rel, theirs)
+    kim.run("team", "sync", "acme")
+    for _ in range(2):
+        dana.run("team", "sync", "acme")
+        kim.run("team", "sync", "acme")
+    folder = dana.state / "teams/acme/rooms/billing"
+    assert (dana.state / rel).read_text() == theirs
+    [copy] = folder.glob("stripe.conflict-dana-*.md")
+    assert copy.read_text() == mine
+    assert len(list((kim.state / "teams/acme/rooms/billing").glob("*.conflict-*"))) == 1
+    kim.run(
+        "sync",
+        "resolve",
+        str(kim.state / "teams/acme/rooms/billing" / copy.name),
+        "--keep",
+        "theirs",
+    )
+    kim.run("team", "sync", "acme")
+    dana.run("team", "sync", "acme")
+    assert (dana.state / rel).read_text() == mine
+    assert not list(folder.glob("*.conflict-*"))
+    assert_remote_clean(remote)
+
+
 def test_an_import_never_takes_the_redacted_form_for_other_text(tmp_path: Path) -> None:
     laptop, desktop = Machine(tmp_path, "laptop"), Machine(tmp_path, "desktop")
     for m in (laptop, desktop):
