@@ -255,7 +255,7 @@ def _put_back(r: Repo, report: TeamReport) -> None:
             continue
         own = _own_copy(r.path / rel, mine)
         if own is not None:
-            # A teammate kept this version beside theirs (see personal._pull_into_local): so
+            # A teammate kept this version beside theirs (see personal._Pull): so
             # does this machine, with the file's own text in the copy, or each sync would send
             # it back over theirs.
             atomic_write_bytes(own, mine)
