@@ -9,11 +9,12 @@ import os
 import random
 import signal
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from machines import Machine, bare_repo, git, memory_file
+from machines import Machine, bare_repo, clean_git_env, git, memory_file
 
 
 @pytest.fixture
@@ -168,7 +169,7 @@ def test_concurrent_syncs_in_many_rounds_lose_nothing(
         for path in (m.state / "rooms").rglob("*"):
             if path.is_file():
                 assert "<<<<<<<" not in path.read_text(), path
-    tree = git("ls-tree", "-r", "--name-only", "main", cwd=remote).split()
+    tree = git("ls-tree", "-r", "--name-only", "HEAD", cwd=remote).split()
     assert expected <= set(tree)
 
 
@@ -180,7 +181,7 @@ def test_two_syncs_on_one_machine_wait_for_each_other(a: Machine, remote: Path) 
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, out + err
-    tree = git("ls-tree", "-r", "--name-only", "main", cwd=remote).split()
+    tree = git("ls-tree", "-r", "--name-only", "HEAD", cwd=remote).split()
     assert {f"rooms/api/endpoint-{n}.md" for n in range(20)} <= set(tree)
 
 
@@ -272,7 +273,8 @@ def test_a_run_stopped_after_its_merge_brings_the_merged_files_next_time(
     a.run("sync")
     tree = b.state / "sync" / "repo"
     git("fetch", "-q", "origin", cwd=tree)
-    git("merge", "-q", "--ff-only", "origin/main", cwd=tree)
+    branch = git("config", "--get", "memorytool.branch", cwd=tree).strip()
+    git("merge", "-q", "--ff-only", f"origin/{branch}", cwd=tree)
     lock = tree / ".git" / "index.lock"
     lock.write_text("")
     os.utime(lock, (time.time() - 3600, time.time() - 3600))  # from before the crash
@@ -299,7 +301,7 @@ def test_a_push_refused_because_another_machine_pushed_first_is_merged_and_retri
     wrapper.write_text(
         "#!/bin/sh\n"
         f'if [ ! -e "{flag}" ]; then touch "{flag}"; '
-        f'git -C "{other}" push -q origin HEAD:main >/dev/null 2>&1; fi\n'
+        f'git -C "{other}" push -q origin HEAD >/dev/null 2>&1; fi\n'
         'exec git-receive-pack "$@"\n'
     )
     wrapper.chmod(0o755)
@@ -307,7 +309,7 @@ def test_a_push_refused_because_another_machine_pushed_first_is_merged_and_retri
     a.run("add", "--room", "api", "Errors are RFC 7807 problem documents.")
     report = a.json("sync")
     assert flag.exists() and report["pushed"] and report["attempts"] == 2
-    tree = git("ls-tree", "-r", "--name-only", "main", cwd=remote)
+    tree = git("ls-tree", "-r", "--name-only", "HEAD", cwd=remote)
     assert "rooms/api/versioning.md" in tree
     assert any("rfc-7807" in line for line in tree.splitlines())
     assert "APIs are versioned" in (a.state / "rooms" / "api" / "versioning.md").read_text()
@@ -327,4 +329,50 @@ def test_a_push_the_server_refuses_keeps_the_change_with_a_clear_message(
     assert "ahead 1" in a.run("sync", "status").stdout
     hook.unlink()
     assert "pushed" in a.run("sync").stdout
-    assert "signed in CI" in git("log", "-p", "main", cwd=remote)
+    assert "signed in CI" in git("log", "-p", "HEAD", cwd=remote)
+
+
+def clone_by_hand(remote: Path, where: Path) -> str:
+    """`git clone` as a person runs it; its messages."""
+    proc = subprocess.run(
+        ["git", "clone", str(remote), str(where)],
+        env=clean_git_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return proc.stderr
+
+
+def test_a_remote_made_with_git_init_bare_gets_its_own_default_branch(
+    a: Machine, b: Machine, remote: Path, tmp_path: Path
+) -> None:
+    # `git init --bare` with no init.defaultBranch set names master in HEAD.
+    assert git("symbolic-ref", "HEAD", cwd=remote).strip() == "refs/heads/master"
+    a.run("add", "--room", "operations", "The pager rotation changes on Mondays.")
+    a.run("sync", "init", str(remote))
+    b.run("sync", "init", str(remote))
+    assert "rotation changes on Mondays" in "\n".join(b.texts("rooms/operations").values())
+    assert git("for-each-ref", "--format=%(refname)", cwd=remote).split() == ["refs/heads/master"]
+    said = clone_by_hand(remote, tmp_path / "by-hand")
+    assert "nonexistent ref" not in said and "empty repository" not in said
+    assert list((tmp_path / "by-hand" / "rooms" / "operations").glob("*.md"))
+
+
+def test_a_remote_an_earlier_version_wrote_main_to_keeps_main_and_gets_its_head(
+    a: Machine, remote: Path, tmp_path: Path
+) -> None:
+    seed = tmp_path / "earlier"
+    git("init", "-q", "-b", "main", str(seed))
+    seed.joinpath("rooms", "testing").mkdir(parents=True)
+    seed.joinpath("rooms", "testing", "flaky.md").write_text(memory_file("f", "CI retries once."))
+    git("add", "-A", cwd=seed)
+    git("-c", "user.name=o", "-c", "user.email=o@o", "commit", "-qm", "earlier", cwd=seed)
+    git("push", "-q", str(remote), "main", cwd=seed)
+    a.run("sync", "init", str(remote))
+    assert "CI retries once" in "\n".join(a.texts("rooms/testing").values())
+    assert git("for-each-ref", "--format=%(refname)", cwd=remote).split() == ["refs/heads/main"]
+    assert git("symbolic-ref", "HEAD", cwd=remote).strip() == "refs/heads/main"
+    assert "nonexistent ref" not in clone_by_hand(remote, tmp_path / "by-hand")
+    assert (tmp_path / "by-hand" / "rooms" / "testing" / "flaky.md").exists()

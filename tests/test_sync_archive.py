@@ -39,16 +39,20 @@ def test_a_move_by_archive_brings_everything_and_overwrites_nothing(tmp_path: Pa
     assert not [n for n in names if n.startswith(("hot/", "sync/", "logs/")) or n.endswith(".db")]
     assert "projects/github.com%2Facme%2Fshop/memory/MEMORY.md" in names
 
-    # The new machine already has its own version of one file: it is kept, and named.
+    # The new machine already has its own version of one file: it is kept, and the archive's
+    # version written beside it (a conflict copy named after the old machine).
     new.write("identity/me.md", memory_file("me", "Dana works on the shop team."))
     repo_new = new.home / "src" / "shop"  # the same repository at another path
     repo_new.mkdir(parents=True)
     git("init", "-q", str(repo_new))
     git("remote", "add", "origin", "https://github.com/acme/shop", cwd=repo_new)
     first = new.json("import", str(archive), cwd=repo_new)
-    skipped = dict(first["skipped"])
-    assert "exists with other content" in skipped["identity/me.md"]
+    assert first["skipped"] == []
+    [(kept, copy)] = first["beside"]
+    assert kept == str(new.state / "identity" / "me.md")
+    assert Path(copy).name == "me.conflict-old-2026-11-29.md"
     assert "works on the shop team" in (new.state / "identity" / "me.md").read_text()
+    assert "prefers terse answers" in Path(copy).read_text()
     assert "Backups run at 03:00" in "\n".join(new.texts("rooms/database").values())
     key = sanitize_path(str(repo_new.resolve()))
     mine = new.claude / "projects" / key / "memory"
@@ -56,7 +60,8 @@ def test_a_move_by_archive_brings_everything_and_overwrites_nothing(tmp_path: Pa
     assert "Run the linter" in new.run("wake", "--cwd", str(repo_new)).stdout
     # Again: everything is there already, nothing is written twice.
     again = new.json("import", str(archive), cwd=repo_new)
-    assert again["written"] == [] and again["same"] == len(first["written"])
+    assert again["written"] == [] and again["beside"] == []
+    assert again["same"] == len(first["written"]) + 1
 
 
 def test_an_archive_that_is_not_an_export_or_escapes_its_folders_is_refused(

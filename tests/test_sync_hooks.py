@@ -115,7 +115,7 @@ def test_session_end_writes_the_cold_summary_then_syncs_it(
 
     def pushed() -> bool:
         try:
-            tree = git("ls-tree", "-r", "--name-only", "main", cwd=remote)
+            tree = git("ls-tree", "-r", "--name-only", "HEAD", cwd=remote)
         except subprocess.CalledProcessError:  # no branch yet: nothing was pushed so far
             return False
         return any(line.startswith(folder) for line in tree.splitlines())

@@ -84,7 +84,7 @@ def test_one_repository_cloned_at_two_paths_shares_its_project_memory(tmp_path: 
     a.run("sync", cwd=clone_a)
     mine = a.claude / "projects" / key_a / "memory"
     assert "cutover is 2026-12-15" in "\n".join(p.read_text() for p in mine.glob("*.md"))
-    tree = git("ls-tree", "-r", "--name-only", "main", cwd=memory)
+    tree = git("ls-tree", "-r", "--name-only", "HEAD", cwd=memory)
     assert f"projects/{folder_name(normalise_url(str(code)))}/memory/" in tree
     assert key_a not in tree and key_b not in tree  # no machine's path in the repository
 

@@ -275,18 +275,27 @@ def export_cmd(file: str, cwd: str) -> None:
 @json_option
 @domain_errors
 def import_cmd(file: str, cwd: str, as_json: bool) -> None:
-    """Bring memory from an export; never overwrites (what it skips, it says).
+    """Bring memory from an export; never overwrites (another version is kept beside).
 
     A project's memory lands in this machine's folder for the same repository; run it inside a
     project to map that one even before Claude Code has opened it here."""
     report = archive.import_(file, cwd)
     if as_json:
-        data = {"written": report.written, "same": report.same, "skipped": report.skipped}
+        data = {
+            "written": report.written,
+            "same": report.same,
+            "beside": report.beside,
+            "skipped": report.skipped,
+        }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     click.echo(
         f"imported {len(report.written)} files; {report.same} already here; "
-        f"{len(report.skipped)} skipped"
+        f"{len(report.beside)} kept beside another version; {len(report.skipped)} skipped"
     )
+    for local, copy in report.beside:
+        click.echo(f"  {local} has other text here: the archive's version is {copy}")
+    if report.beside:
+        click.echo("  keep one version: `memory-tool sync resolve FILE --keep mine|theirs`")
     for rel, why in report.skipped:
         click.echo(f"  skipped {rel}: {why}")

@@ -45,6 +45,10 @@ FULL_REFRESH_INTERVAL_S = 300
 #    a critical rule is a rule (feedback, or never/must/always) with an irreversible consequence;
 #    a room memory's `project:` is its project.
 PARSER_VERSION = "4"
+# Sources whose files a project's machine-independent id seeds the ids of (what sync carries
+# under ``projects/<id>/``), and where the ids in force were last applied.
+SHARED_SOURCES = ("claude", "cold")
+PROJECT_IDS_META = "project_ids"
 # Cached derived values (briefs per project and day): enough for many projects, small on disk.
 DERIVED_KEEP = 64
 # Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap
@@ -272,6 +276,13 @@ class Index:
             raise InvalidIdError(entry_id)
         row = self.conn.execute("SELECT * FROM entries WHERE id=?", (entry_id,)).fetchone()
         if row is None:
+            # An id this machine gave before the project's id was known (``_parse``): handoffs
+            # and cold summaries written then still name it. A scan, on a miss only.
+            row = self.conn.execute(
+                "SELECT * FROM entries WHERE json_extract(extra, '$.former_id') = ? LIMIT 1",
+                (entry_id,),
+            ).fetchone()
+        if row is None:
             raise UnknownIdError(entry_id)
         return row_to_entry(row)
 
@@ -385,20 +396,26 @@ class Index:
         return {r["path"]: r for r in self.conn.execute(sql, params)}
 
     def _parse(self, items: Iterable[tuple[Path, int, int, tree.Folder]]) -> list[Entry]:
-        from .entry import parse_file
+        from . import project_ids
+        from .entry import make_id, parse_file
 
         parsed = []
+        shared = project_ids.load()
         for path, mtime, size, folder in sorted(items, key=lambda t: str(t[0])):
+            project_id = shared.get(folder.project, "") if folder.source in SHARED_SOURCES else ""
             entry = parse_file(
                 path,
                 folder.source,
-                stable_key=folder.stable_key(path),
+                stable_key=folder.stable_key(path, project_id),
                 project=folder.project,
                 room=folder.room,
                 default_type=folder.default_type,
                 st_mtime_ns=mtime,
                 st_size=size,
             )
+            if project_id and not entry.extra.get("own_id"):
+                # The id this machine gave the file before: it still finds it (``get``).
+                entry.extra["former_id"] = make_id(entry.type, folder.stable_key(path))
             if folder.team:  # recalled with the palace's own, labelled with its team
                 entry.extra["team"] = folder.team
             if not entry.room and self.room_classifier is not None and entry.type != "user":
@@ -430,13 +447,18 @@ class Index:
                     conn.execute("DELETE FROM entries WHERE rowid=?", (row[0],))
             for e in entries:
                 old = conn.execute(
-                    "SELECT rowid, id FROM entries WHERE path=?", (e.path,)
+                    "SELECT rowid, id, json_extract(extra, '$.stable_key') FROM entries "
+                    "WHERE path=?",
+                    (e.path,),
                 ).fetchone()
                 if old is not None:
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (old[0],))
                     conn.execute("DELETE FROM entries WHERE rowid=?", (old[0],))
                 rendered_as = e.id
-                e.id = self._free_id(e, previous=old[1] if old else None)
+                # An id is kept across re-reads while its seed is the same (a clash's salt
+                # stays); a new seed (the project's id became known) gives the new id.
+                same_seed = old is not None and old[2] == e.extra.get("stable_key", e.path)
+                e.id = self._free_id(e, previous=old[1] if old and same_seed else None)
                 if e.id != rendered_as:
                     render(e)
                 cur = conn.execute(
@@ -521,6 +543,7 @@ class Index:
         if self.meta("parser_version") != PARSER_VERSION:
             # Rows of an older parser: every file is read again (ids are kept).
             self.conn.execute("UPDATE entries SET mtime_ns = -1 WHERE source != 'session'")
+        shared = self._reseed_projects()
         # What the index holds is read before the folders are listed: a memory another
         # process writes and indexes meanwhile must not look deleted (and lose its row).
         stored = self._stored("source != 'session'")
@@ -540,8 +563,30 @@ class Index:
             stats.sessions_added = self.refresh_sessions()
         self._prune_token_cache()
         self.set_meta("parser_version", PARSER_VERSION)
+        self.set_meta(PROJECT_IDS_META, shared)
         self.set_meta("last_full_refresh", str(int(time.time())))
         return stats
+
+    def _reseed_projects(self) -> str:
+        """Mark for a re-read the memory of each project whose machine-independent id changed
+        since the last full refresh (``project_ids``), so that its ids become the shared ones;
+        returns the ids now in force, as recorded in meta."""
+        from . import project_ids
+
+        now = project_ids.load()
+        try:
+            applied = json.loads(self.meta(PROJECT_IDS_META) or "{}")
+        except ValueError:
+            applied = {}
+        changed = sorted(k for k in set(now) | set(applied) if now.get(k) != applied.get(k))
+        if changed:
+            self.conn.execute(
+                "UPDATE entries SET mtime_ns = -1 WHERE source IN "
+                f"({', '.join('?' * len(SHARED_SOURCES))}) "
+                "AND project IN (SELECT value FROM json_each(?))",
+                (*SHARED_SOURCES, json.dumps(changed)),
+            )
+        return json.dumps(now, sort_keys=True)
 
     def refresh_sessions(self) -> int:
         """Index what was appended to every transcript since the last call (``sessions``);

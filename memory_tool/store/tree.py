@@ -14,6 +14,7 @@ Sources (all read, none rewritten unless a person asks):
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,8 +42,16 @@ class Folder:
     default_type: str = "reference"
     team: str = ""  # a team palace's folder: its memories are labelled with the team
 
-    def stable_key(self, file: Path) -> str:
-        """Where a file lives, independent of the machine's roots: the seed of its id."""
+    def stable_key(self, file: Path, project_id: str = "") -> str:
+        """Where a file lives, independent of the machine's roots: the seed of its id.
+        ``project_id``: the project's machine-independent id (``project_ids``), which seeds a
+        project's memory and cold summaries instead of this machine's key for it, as the sync
+        repository's ``projects/<id>/`` does."""
+        if project_id and self.source == "claude":
+            return f"project:{project_id}/memory/{file.name}"
+        if project_id and self.source == "cold":
+            with contextlib.suppress(ValueError):
+                return f"project:{project_id}/cold/{file.relative_to(self.path).as_posix()}"
         if self.source == "claude":
             return f"claude:{self.project}/{file.name}"
         if self.source == "agent":

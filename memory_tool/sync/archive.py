@@ -3,11 +3,14 @@
 The archive holds what a sync sends, in the sync repository's layout (``layout``), redacted the
 same way; projects with no origin URL and no id travel by their path key (``path:<key>``), which
 maps back on a machine where the project has the same absolute path. Import never overwrites:
-a file that exists is skipped (and reported), and so is a project this machine does not have.
+an archive's version of a file that exists here with other text is written beside it as a
+conflict copy (as a sync keeps a second version; ``MEMORY.md`` and ``.decided`` gain its lines
+instead), and a project this machine does not have is skipped and reported.
 """
 
 from __future__ import annotations
 
+import glob
 import io
 import json
 import tarfile
@@ -16,13 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from ..base import paths
+from ..base.config import today
 from ..base.errors import SyncError
-from ..base.fsutil import create_exclusive
+from ..base.fsutil import atomic_write_bytes, create_exclusive
 from ..base.privacy import sanitize
 from ..base.record import field, record
+from ..store import tree
 from . import layout
+from .merge import union
 from .projects import PATH_ID_PREFIX, Projects, resolve
-from .repo import machine_name
+from .repo import UNION_FILES, conflict_copy_name, free_name, machine_name
 
 MANIFEST = "memory-tool-export.json"
 FORMAT = 1
@@ -43,7 +49,8 @@ class ExportReport:
 @record
 class ImportReport:
     written: list[str] = field(default_factory=list)
-    same: int = 0  # already here, byte for byte
+    same: int = 0  # already here (byte for byte, or as this file would be sent)
+    beside: list[tuple[str, str]] = field(default_factory=list)  # (local file, the copy)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (archive path, why)
 
 
@@ -107,7 +114,7 @@ def import_(source: str | Path, cwd: str | Path | None = None) -> ImportReport:
         ) from exc
     except (OSError, tarfile.TarError) as exc:
         raise SyncError(f"cannot import {path}: {exc}") from exc
-    if report.written:
+    if report.written or report.beside or projects.reseeded:
         from ..store.index import open_index
 
         with open_index() as idx:
@@ -131,6 +138,7 @@ def _unpack(
             "make one with `memory-tool export FILE.tar.gz`."
         )
     manifest = _manifest(tar)
+    who = _machine(manifest.get("machine"))
     if manifest.get("format") != FORMAT:
         raise SyncError(
             f"{path} was written by another version of memory-tool (format "
@@ -164,7 +172,7 @@ def _unpack(
             continue
         data = handle.read(layout.MAX_SYNC_BYTES + 1)
         total += len(data)
-        _place(local, rel, data, report)
+        _place(local, rel, data, who, report)
 
 
 def _here(rel: str, projects: Projects, cwd: str | Path | None) -> bool:
@@ -187,23 +195,50 @@ def _manifest(tar: tarfile.TarFile) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _place(local: Path, rel: str, data: bytes, report: ImportReport) -> None:
+def _machine(name: Any) -> str:
+    """The exporting machine's name, as a conflict copy names it."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in str(name or "").lower())
+    return safe.strip("-")[:40] or "import"
+
+
+def _place(local: Path, rel: str, data: bytes, who: str, report: ImportReport) -> None:
     try:
         text = sanitize(data.decode("utf-8"))
     except UnicodeDecodeError:
         report.skipped.append((rel, "not UTF-8 text"))
         return
-    if local.exists():
-        try:
-            same = local.read_bytes() == text.encode("utf-8")
-        except OSError:
-            same = False
-        if same:
-            report.same += 1
-        else:
-            report.skipped.append((rel, f"{local} exists with other content (kept as it is)"))
-        return
+    new = text.encode("utf-8")
     if create_exclusive(local, text):
         report.written.append(str(local))
+        return
+    try:
+        mine = local.read_bytes()
+    except OSError as exc:
+        report.skipped.append((rel, f"{local} cannot be read ({exc.strerror}): kept as it is"))
+        return
+    # Secrets and <private> text of the file here never went into an archive: the archive's
+    # version of this very file is its redacted form.
+    if new in (mine, layout.outgoing(mine).data):
+        report.same += 1
+        return
+    if local.name in UNION_FILES:  # they only gain lines
+        merged = union(mine, new)
+        if merged == mine:
+            report.same += 1
+        else:
+            atomic_write_bytes(local, merged)
+            report.written.append(str(local))
+        return
+    for copy in local.parent.glob(f"{glob.escape(local.stem)}{tree.CONFLICT_MARK}*"):
+        try:
+            if copy.read_bytes() == new:  # imported before
+                report.same += 1
+                return
+        except OSError:
+            continue
+    day = today().isoformat()
+    copy = local.parent / free_name(local.parent, conflict_copy_name(local.name, who, day))
+    if create_exclusive(copy, text):
+        report.beside.append((str(local), str(copy)))
     else:
-        report.skipped.append((rel, f"{local} appeared meanwhile (kept as it is)"))
+        report.skipped.append((rel, f"{copy} appeared meanwhile (kept as it is)"))

@@ -9,17 +9,20 @@ carries that choice to every machine.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import TypeVar
 
 from ..base import paths
 from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_bytes
 from ..store import tree
+from .merge import onto_local
 
 KEEP = ("mine", "theirs")
+_P = TypeVar("_P", bound=PurePath)
 
 
-def original_of(copy: Path) -> Path:
+def original_of(copy: _P) -> _P:
     """``pool.conflict-laptop-2026-11-29.md`` -> ``pool.md`` (``-2`` suffixes included)."""
     stem, _, rest = copy.name.partition(tree.CONFLICT_MARK)
     ext = rest.rpartition(".")[2] if "." in rest else ""
@@ -63,6 +66,21 @@ def resolve(file: str | Path, keep: str) -> tuple[Path, Path]:
         )
     copy = copies[0]
     if keep == "theirs":
-        atomic_write_bytes(original, copy.read_bytes())
+        theirs = copy.read_bytes()
+        try:
+            mine: bytes | None = original.read_bytes()
+        except FileNotFoundError:
+            mine = None
+        # The copy came through sync, redacted: what only this file holds (secrets, <private>
+        # text) is put back into it, never replaced by its [REDACTED] marker.
+        kept = theirs if mine is None else onto_local(mine, theirs)
+        if kept is None:
+            raise SyncError(
+                f"{copy.name} changes the lines of {original.name} that hold secrets or "
+                "<private> text here (they never travel, so the copy has them redacted): "
+                f"keeping it would lose them. Edit {original} by hand, taking what you want "
+                f"from the copy, then delete {copy}."
+            )
+        atomic_write_bytes(original, kept)
     copy.unlink()
     return original, copy

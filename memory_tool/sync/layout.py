@@ -131,11 +131,12 @@ def project_of(rel: str) -> str | None:
     return id_of_folder(parts[1]) if parts[0] == PROJECTS and len(parts) > 2 else None
 
 
-def guard_staged(r: Repo, *, redact_in_place: bool) -> tuple[list[tuple[str, str]], list[str]]:
+def guard_staged(r: Repo, *, stage_redacted: bool) -> tuple[list[tuple[str, str]], list[str]]:
     """The last look before a commit: every staged file passes ``outgoing`` again. One that
-    would change is redacted in the working tree and staged again (``redact_in_place``: a team
-    palace, whose files are the tree) or left out of the commit; a file that cannot be sent is
-    always left out. Returns (redacted or left out, with why; left out)."""
+    would change has its redacted version staged while the file keeps its text
+    (``stage_redacted``: a team palace, whose files are the tree and the person's own) or is left
+    out of the commit; a file that cannot be sent is always left out. Returns (redacted or left
+    out, with why; left out)."""
     found: list[tuple[str, str]] = []
     left_out: list[str] = []
     for rel in r.staged_paths():
@@ -147,9 +148,8 @@ def guard_staged(r: Repo, *, redact_in_place: bool) -> tuple[list[tuple[str, str
         out = outgoing(data)
         if out.data == data:
             continue
-        if out.data is not None and redact_in_place:
-            path.write_bytes(out.data)
-            r.run("add", "--", rel)
+        if out.data is not None and stage_redacted:
+            r.stage_data(rel, out.data)
             found.append((rel, out.why))
         else:
             r.unstage(rel)

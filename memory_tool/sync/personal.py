@@ -10,8 +10,10 @@ A git working tree at ``<state>/sync/repo`` mirrors what travels (``layout``). O
    remote refused because another machine pushed first is fetched, merged and pushed again;
 4. refresh the index when memory files changed here.
 
-Nothing is lost at any step: local files are only overwritten when they are exactly what was
-last synced, every write is atomic, and a failure leaves local commits for the next run.
+Nothing is lost at any step: a local file is only changed when what it sends is exactly what was
+last synced, and then the incoming version is merged onto its text (secrets and ``<private>``
+text, which never travel, stay in it: ``merge``); every write is atomic, and a failure leaves
+local commits for the next run.
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ from __future__ import annotations
 import os
 import random
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..base.config import today
 from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_bytes, ensure_dir
 from ..base.record import field, record
+from ..store.tree import is_conflict_copy
 from . import layout, state
+from .conflicts import original_of
+from .merge import onto_local, union
 from .projects import Projects, folder_name, resolve
 from .repo import (
     UNION_FILES,
@@ -67,6 +72,7 @@ class Report:
     unsynced: list[str] = field(default_factory=list)  # local keys without an id
     remote: str = ""
     attempts: int = 0  # rounds of fetch, merge and push (more than one: a push was refused)
+    reseeded: bool = False  # a project's id became known here: its memories' ids changed
 
 
 def repo(*, interactive: bool = True) -> Repo:
@@ -115,7 +121,7 @@ def sync(
             state.finish(NAME, False, f"{type(exc).__name__}: {exc}", **_record(report))
             raise
         state.finish(NAME, True, summary(report), **_record(report))
-    if report.pulled:
+    if report.pulled or report.reseeded:
         _refresh_index()
     return report
 
@@ -132,6 +138,7 @@ def _record(report: Report) -> dict[str, Any]:
 def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> None:
     projects = resolve(cwd)
     report.unsynced = projects.unsynced
+    report.reseeded = projects.reseeded
     r.clear_leftovers()  # a half-done merge, a stale git lock
     if state.load(NAME).get("running", True):
         _restore_tree(r)  # a run stopped midway (or none ran yet): redo it from the files here
@@ -154,7 +161,7 @@ def _sync(r: Repo, report: Report, cwd: str | Path | None, pull_only: bool) -> N
             return
     _export(r, projects, report)
     r.stage_all()
-    guarded, _ = layout.guard_staged(r, redact_in_place=False)
+    guarded, _ = layout.guard_staged(r, stage_redacted=False)
     report.held += guarded
     if r.commit_staged(commit_message(f"sync: {_counts(report.exported)}")):
         report.committed = True
@@ -318,47 +325,132 @@ def _pull_into_local(
     report: Report,
     only: list[str] | None = None,
 ) -> None:
-    """Bring what changed between two commits to this machine's files. A local file is only
-    replaced or deleted when it is exactly what ``old`` held; one changed here meanwhile is
-    kept, and the incoming version is written beside it as a conflict copy (an edit here and a
-    delete there keeps the edit)."""
-    day = today().isoformat()
-    remote = r.remote_head() or new
-    # The working tree is ``new`` (each caller has just merged or reset to it): its files are
-    # read directly, not one `git cat-file` process per file.
-    in_tree = r.head() == new
-    for rel, old_sha, new_sha in r.changed_paths(old, new, only or ()):
-        local = layout.local_path(rel, projects)
-        if local is None:
-            continue
+    """Bring what changed between two commits to this machine's files (see ``_Pull``)."""
+    changes = r.changed_paths(old, new, only or ())
+    pull = _Pull(r, projects, new, report, changes)
+    for rel, old_sha, new_sha in changes:
+        if new_sha != ZERO_SHA:
+            pull.bring(rel, old_sha, new_sha)
+    for rel, old_sha, new_sha in changes:  # after the writes: a text that moved is written first
+        if new_sha == ZERO_SHA:
+            pull.delete(rel, old_sha)
+
+
+class _Pull:
+    """One commit range brought to this machine's files.
+
+    A local file is only changed or deleted when what it sends is exactly what the old commit
+    held; the incoming version is then merged onto its text (``merge.onto_local``: secrets and
+    ``<private>`` text, which never travel, stay). One changed here meanwhile, or whose secrets
+    the incoming change touched, is kept, and the incoming version is written beside it as a
+    conflict copy (an edit here and a delete there keeps the edit). Two exceptions keep both
+    machines' texts without sending them back and forth:
+
+    - the other machine already kept this one's version beside its own (a conflict copy of the
+      file arrives holding exactly what the file here sends): the incoming version takes the
+      file's place and the file's own text goes into that copy, secrets and all (were both to
+      keep their own in place, each sync would send it back over the other's, a new conflict
+      copy every time);
+    - a version moves from one file to another (`sync resolve --keep theirs` on the other
+      machine: the copy's text into the file, the copy deleted): this machine's own text for
+      that version, secrets and all, moves with it.
+    """
+
+    def __init__(
+        self,
+        r: Repo,
+        projects: Projects,
+        new: str,
+        report: Report,
+        changes: list[tuple[str, str, str]],
+    ) -> None:
+        self.r, self.projects, self.report = r, projects, report
+        self.day = today().isoformat()
+        self.remote = r.remote_head() or new
+        # The working tree is ``new`` (each caller has just merged or reset to it): its files
+        # are read directly, not one `git cat-file` process per file.
+        self.in_tree = r.head() == new
+        self.copies: dict[str, list[tuple[str, str]]] = {}  # file -> its copies arriving
+        self.placed: set[str] = set()  # copies already written with this machine's text
+        # Blob -> this machine's text of that version, in a file the change deletes.
+        self.moving: dict[str, bytes] = {}
+        self.moved: set[str] = set()
+        arriving = {new_sha for _, _, new_sha in changes}
+        for rel, old_sha, new_sha in changes:
+            if new_sha != ZERO_SHA and is_conflict_copy(rel.rpartition("/")[2]):
+                original = original_of(PurePosixPath(rel)).as_posix()
+                self.copies.setdefault(original, []).append((rel, new_sha))
+            if new_sha == ZERO_SHA and old_sha in arriving:
+                local = layout.local_path(rel, projects)
+                current = _read(local) if local is not None else None
+                sent = _sendable(current) if current is not None else None
+                if current is not None and sent != current and blob_sha(sent or b"") == old_sha:
+                    self.moving[old_sha] = current
+
+    def bring(self, rel: str, old_sha: str, new_sha: str) -> None:
+        local = layout.local_path(rel, self.projects)
+        if local is None or rel in self.placed:
+            return
         current = _read(local)
         here = blob_sha(_sendable(current)) if current is not None else ZERO_SHA
-        if new_sha == ZERO_SHA:  # deleted there
-            if current is None:
-                continue
-            if here == old_sha:
-                local.unlink(missing_ok=True)
-                report.pulled.append(str(local))
-            else:
-                report.kept_local.append(str(local))
-            continue
-        incoming = _read(r.path / rel) if in_tree else None
+        incoming = _read(self.r.path / rel) if self.in_tree else None
         if incoming is None or blob_sha(incoming) != new_sha:
-            incoming = r.cat_blob(new_sha)
-        if current == incoming:
-            continue
-        if current is None or here in (old_sha, new_sha):
-            _write(local, incoming)
-            report.pulled.append(str(local))
+            incoming = self.r.cat_blob(new_sha)
+        ours = self.moving.get(new_sha)  # this machine's text of the version that arrives
+        if current is None or (here == old_sha and current == _sendable(current) and ours):
+            self._write(local, ours or incoming, moved=new_sha if ours else "")
+        elif current == incoming or here == new_sha:
+            return  # it already sends what arrived (its own secrets and all)
+        elif here == old_sha:  # unchanged here since: the incoming version, onto the local text
+            merged = onto_local(current, incoming)
+            own = self._own_copy(rel, here) if merged is None else None
+            if own is not None:
+                self._write(own[1], current)
+                self._write(local, incoming)
+                self.placed.add(own[0])
+            elif merged is None:
+                self._beside(local, rel, incoming)
+            elif merged != current:
+                self._write(local, merged)
         elif local.name in UNION_FILES:
-            _write(local, union(current, incoming))
-            report.pulled.append(str(local))
+            self._write(local, union(current, incoming))
         else:
-            who = r.author_machine(remote, rel)
-            copy = local.parent / free_name(local.parent, conflict_copy_name(local.name, who, day))
-            _write(copy, incoming)
-            report.kept_local.append(str(local))
-            report.pulled.append(str(copy))
+            self._beside(local, rel, incoming)
+
+    def delete(self, rel: str, old_sha: str) -> None:
+        local = layout.local_path(rel, self.projects)
+        current = _read(local) if local is not None else None
+        if local is None or current is None:
+            return
+        stays = old_sha in self.moving and old_sha not in self.moved  # its text found no place
+        if blob_sha(_sendable(current)) == old_sha and not stays:
+            local.unlink(missing_ok=True)
+            self.report.pulled.append(str(local))
+        else:
+            self.report.kept_local.append(str(local))
+
+    def _write(self, path: Path, data: bytes, moved: str = "") -> None:
+        _write(path, data)
+        self.report.pulled.append(str(path))
+        if moved:
+            self.moved.add(moved)
+
+    def _beside(self, local: Path, rel: str, incoming: bytes) -> None:
+        who = self.r.author_machine(self.remote, rel)
+        name = free_name(local.parent, conflict_copy_name(local.name, who, self.day))
+        _write(local.parent / name, incoming)
+        self.report.kept_local.append(str(local))
+        self.report.pulled.append(str(local.parent / name))
+
+    def _own_copy(self, rel: str, here: str) -> tuple[str, Path] | None:
+        """This machine's version of ``rel``, arrived as a conflict copy: its repository path
+        and where it lives here (not written yet, or written with what arrived)."""
+        for copy, sha in self.copies.get(rel, ()):
+            path = layout.local_path(copy, self.projects) if sha == here else None
+            there = _read(path) if path is not None else None
+            if path is not None and (there is None or blob_sha(_sendable(there)) == here):
+                return copy, path
+        return None
 
 
 def _read(path: Path) -> bytes | None:
@@ -375,14 +467,6 @@ def _sendable(data: bytes) -> bytes:
 
 def _write(path: Path, data: bytes) -> None:
     atomic_write_bytes(path, data)
-
-
-def union(ours: bytes, theirs: bytes) -> bytes:
-    """Every line of ours, then the lines of theirs that ours lacks (MEMORY.md, .decided)."""
-    lines = ours.decode("utf-8", "replace").splitlines()
-    have = set(lines)
-    extra = [line for line in theirs.decode("utf-8", "replace").splitlines() if line not in have]
-    return ("\n".join(lines + extra) + "\n").encode("utf-8")
 
 
 def _waiting(r: Repo, projects: Projects) -> list[str]:

@@ -20,6 +20,7 @@ from ..base.errors import SyncError
 from ..base.fsutil import atomic_write_text, file_lock
 from ..base.record import field, record
 from ..hygiene.roots import discover_roots, remember_root
+from ..store import project_ids
 from ..store.index import open_index
 from .repo import run_checked
 
@@ -40,6 +41,7 @@ class Projects:
     keys: dict[str, str] = field(default_factory=dict)  # id -> the local key it maps to
     unsynced: list[str] = field(default_factory=list)  # keys with no origin URL and no link
     shadowed: dict[str, str] = field(default_factory=dict)  # key -> id another key holds
+    reseeded: bool = False  # a key got its id only now: its memories' ids change (once)
 
 
 def normalise_url(url: str, base: Path | None = None) -> str:
@@ -187,6 +189,10 @@ def resolve(cwd: str | Path | None = None, *, by_path: bool = False) -> Projects
         out.keys[project_id] = chosen
         for other in found[1:]:
             out.shadowed[other] = project_id
+    # The index seeds memory ids with these, so that they are the same on every machine; a
+    # ``path:`` id is no project id (the path key itself seeds the same ids where it maps).
+    shared = {k: v for k, v in out.ids.items() if not v.startswith(PATH_ID_PREFIX)}
+    out.reseeded = project_ids.record(shared)
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -22,8 +23,14 @@ from ..base.errors import SyncError
 from ..base.record import record
 from ..store.tree import CONFLICT_MARK
 
+# The branch sync writes on a remote that has none yet and names none (and the one it keeps
+# using where it already wrote). A remote made with `git init --bare` names ``master`` (or its
+# ``init.defaultBranch``) in its HEAD: that branch is used there, so a plain `git clone` checks
+# out the memory instead of "remote HEAD refers to nonexistent ref".
 BRANCH = "main"
 REMOTE = "origin"
+# Where a clone records the remote's branch it syncs (chosen once, at the first fetch).
+BRANCH_KEY = "memorytool.branch"
 # A fetch, push or clone that hangs (a remote that accepts the connection and never answers)
 # is given up after this long; the next sync retries.
 NETWORK_TIMEOUT_S = 180
@@ -117,6 +124,7 @@ class Repo:
         # password nobody will type.
         self.interactive = interactive
         self._identity: list[str] | None = None
+        self._branch: str | None = None
 
     # --- running git ---------------------------------------------------------------------
     def env(self) -> dict[str, str]:
@@ -200,9 +208,67 @@ class Repo:
         return r.out.strip() or None if r.code == 0 else None
 
     def remote_head(self) -> str | None:
-        ref = f"refs/remotes/{REMOTE}/{BRANCH}"
+        ref = f"refs/remotes/{REMOTE}/{self.branch()}"
         r = self.run("rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
         return r.out.strip() or None if r.code == 0 else None
+
+    def branch(self) -> str:
+        """The remote's branch this clone syncs (``BRANCH`` until the first fetch chose)."""
+        if self._branch is None:
+            recorded = self.run("config", "--get", BRANCH_KEY, check=False).out.strip()
+            if not recorded:
+                return BRANCH
+            self._branch = recorded
+        return self._branch
+
+    def choose_branch(self) -> str:
+        """Which branch to sync, once per clone, after a fetch: ``main`` where sync already
+        writes it; else the branch the remote's HEAD names, whether it exists yet or not (an
+        empty remote's HEAD is read by cloning it: ``ls-remote`` does not show an unborn one);
+        else ``main``. A path remote whose HEAD names no branch while ``main`` exists (made by
+        an earlier version) gets its HEAD set to ``main``."""
+        heads = self.run("for-each-ref", "--format=%(refname:lstrip=3)", f"refs/remotes/{REMOTE}/")
+        have = {h for h in heads.out.split() if h != "HEAD"}
+        named = self._remote_head_name(empty=not have)
+        if BRANCH in have:
+            chosen = BRANCH
+            if named is None:
+                self._point_head_at(BRANCH)
+        else:
+            chosen = named or BRANCH
+        self.run("config", BRANCH_KEY, chosen)
+        self._branch = chosen
+        return chosen
+
+    def _remote_head_name(self, *, empty: bool) -> str | None:
+        r = self.run("ls-remote", "--symref", REMOTE, "HEAD", check=False, network=True)
+        for line in r.out.splitlines():
+            if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+                return line[len("ref: refs/heads/") : -len("\tHEAD")]
+        if not empty:
+            return None
+        probe = self.path / ".git" / "memory-tool-probe"
+        shutil.rmtree(probe, ignore_errors=True)
+        try:
+            cloned = self.run(
+                "clone", "-q", "--bare", self.remote_url(), str(probe),
+                check=False, network=True,
+            )  # fmt: skip
+            if cloned.code != 0:
+                return None
+            ref = self.run("symbolic-ref", "-q", "HEAD", check=False, cwd=probe).out.strip()
+            return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+
+    def _point_head_at(self, branch: str) -> None:
+        url = self.remote_url()
+        path = Path(url[len("file://") :] if url.startswith("file://") else url)
+        if "://" in url or not path.is_absolute() or not (path / "HEAD").is_file():
+            return  # only a repository on this disk can be told; a server keeps its own
+        self.run(
+            "--git-dir", str(path), "symbolic-ref", "HEAD", f"refs/heads/{branch}", check=False
+        )
 
     def remote_url(self) -> str:
         return self.run("config", "--get", f"remote.{REMOTE}.url", check=False).out.strip()
@@ -268,6 +334,8 @@ class Repo:
     def set_remote(self, url: str) -> None:
         if self.remote_url():
             self.run("remote", "set-url", REMOTE, url)
+            self.run("config", "--unset", BRANCH_KEY, check=False)  # chosen again for it
+            self._branch = None
         else:
             self.run("remote", "add", REMOTE, url)
 
@@ -307,12 +375,14 @@ class Repo:
         r = self.run("fetch", "-q", "--prune", REMOTE, check=False, network=True)
         if r.code != 0:
             raise SyncError(unreachable_message(self.remote_url(), r.err))
+        if not self.run("config", "--get", BRANCH_KEY, check=False).out.strip():
+            self.choose_branch()
         return self.remote_head() is not None
 
     def push(self) -> str:
         """Push; "ok", "rejected" (the remote moved on: fetch, merge, push again) or raises."""
         r = self.run(
-            "push", "-q", "--porcelain", REMOTE, f"HEAD:refs/heads/{BRANCH}",
+            "push", "-q", "--porcelain", REMOTE, f"HEAD:refs/heads/{self.branch()}",
             check=False, network=True,
         )  # fmt: skip
         if r.code == 0:
@@ -345,11 +415,11 @@ class Repo:
         if r.code != 0:
             raise SyncError(unreachable_message(url, r.err))
         self.write_attributes()
-        # A bare repository whose HEAD names another branch (``master``) clones with nothing
-        # checked out: ours is always ``main``.
+        self.choose_branch()
+        # A remote whose HEAD names no branch clones with nothing checked out.
         remote = self.remote_head()
         if remote is not None and self.head() != remote:
-            self.run("checkout", "-q", "-B", BRANCH, remote)
+            self.run("checkout", "-q", "-B", self.branch(), remote)
 
     # --- committing and merging ------------------------------------------------------------
     def stage_all(self) -> None:
@@ -369,6 +439,12 @@ class Repo:
         ).out
         return [p for p in out.split("\0") if p]
 
+    def stage_data(self, rel: str, data: bytes) -> None:
+        """Stage ``data`` as the content of ``rel`` without touching the file in the tree."""
+        sha = self.run("hash-object", "-w", "--stdin", data=data).out.strip()
+        staged = self.run("ls-files", "-s", "-z", "--", rel).out.split(" ", 1)[0]
+        self.run("update-index", "--cacheinfo", f"{staged or '100644'},{sha},{rel}")
+
     def unstage(self, rel: str) -> None:
         if self.head() is None:
             self.run("rm", "-q", "--cached", "--", rel)
@@ -387,7 +463,7 @@ class Repo:
             return []
         r = self.run(
             "merge", "-q", "--no-edit", "--allow-unrelated-histories",
-            "-m", commit_message(f"sync: merge {REMOTE}/{BRANCH}"), remote,
+            "-m", commit_message(f"sync: merge {REMOTE}/{self.branch()}"), remote,
             check=False,
         )  # fmt: skip
         if r.code == 0:

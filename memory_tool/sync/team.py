@@ -8,6 +8,8 @@ is the git server's business (keys, repository permissions), not ours.
 
 from __future__ import annotations
 
+import glob
+import json
 import random
 import re
 import shutil
@@ -17,11 +19,20 @@ from typing import Any
 
 from ..base.config import today
 from ..base.errors import SyncError
-from ..base.fsutil import atomic_write_text
+from ..base.fsutil import atomic_write_bytes, atomic_write_text
 from ..base.record import field, record
 from ..store import tree
 from . import layout, state
-from .repo import Conflict, Repo, commit_message, conflict_copy_name, redact_url
+from .merge import onto_local
+from .repo import (
+    Conflict,
+    Repo,
+    blob_sha,
+    commit_message,
+    conflict_copy_name,
+    free_name,
+    redact_url,
+)
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 MAX_PUSH_ATTEMPTS = 6
@@ -134,14 +145,126 @@ def sync_team(name: str, *, interactive: bool = True, pull_only: bool = False) -
 
 def _sync(r: Repo, report: TeamReport, pull_only: bool) -> None:
     r.clear_leftovers()
+    _put_back(r, report)  # a run stopped midway: local text set aside goes back first
     if pull_only:
         r.fetch()
         if not r.ahead_behind()[1]:
             return
     r.stage_all()
-    report.redacted, _ = layout.guard_staged(r, redact_in_place=True)
+    report.redacted, _ = layout.guard_staged(r, stage_redacted=True)
     report.committed = r.commit_staged(commit_message(f"team {report.name}: memories"))
-    report.pushed = _push(r, report)
+    _set_aside(r, report.name)
+    try:
+        report.pushed = _push(r, report)
+    finally:
+        _put_back(r, report)
+
+
+# --- text that never travels ------------------------------------------------------------------
+# A file of the team palace is the person's own file: a secret or ``<private>`` text in it stays
+# in it, and only its redacted version is committed. Git merges need a tree that matches what
+# is committed, so while one runs those files hold their committed (redacted) version and their
+# text waits in a file of this machine's sync folder; afterwards what the merge brought is
+# merged onto that text (``merge.onto_local``), or kept beside it when it touched those lines.
+def _stash_path(name: str) -> Path:
+    return state.sync_dir() / f"{record_name(name)}.local.json"
+
+
+def local_only(r: Repo) -> dict[str, bytes]:
+    """Tracked files whose text differs from what is committed only by what never travels."""
+    if r.head() is None:
+        return {}
+    out = r.run("diff", "--name-only", "-z", "--no-renames", "HEAD", "--").out
+    found: dict[str, bytes] = {}
+    for rel in (p for p in out.split("\0") if p):
+        try:
+            data = (r.path / rel).read_bytes()
+        except OSError:
+            continue
+        sent = layout.outgoing(data).data
+        committed = r.run("rev-parse", "--verify", "--quiet", f"HEAD:{rel}", check=False)
+        if sent is not None and sent != data and blob_sha(sent) == committed.out.strip():
+            found[rel] = data
+    return found
+
+
+def _set_aside(r: Repo, name: str) -> None:
+    files = local_only(r)
+    if not files:
+        return
+    # Saved before any file changes: a run killed from here on is put right by the next one.
+    stash = {rel: data.decode("utf-8") for rel, data in files.items()}
+    atomic_write_text(_stash_path(name), json.dumps(stash))
+    for rel, data in files.items():
+        sent = layout.outgoing(data).data
+        if sent is not None:
+            atomic_write_bytes(r.path / rel, sent)
+
+
+def _own_copy(path: Path, mine: bytes) -> Path | None:
+    """A conflict copy of ``path`` that holds exactly what ``mine`` sends."""
+    sent = layout.outgoing(mine).data
+    for copy in sorted(path.parent.glob(f"{glob.escape(path.stem)}{tree.CONFLICT_MARK}*")):
+        try:
+            if copy.read_bytes() == sent:
+                return copy
+        except OSError:
+            continue
+    return None
+
+
+def _holding(root: Path, gone: str, sent: bytes | None, stashed: set[str]) -> Path | None:
+    """The file beside ``gone`` (the one it is a conflict copy of, or one of its copies) that
+    now holds exactly ``sent``: where a version moved."""
+    path = root / gone
+    name = path.name
+    stem = name.partition(tree.CONFLICT_MARK)[0] if tree.is_conflict_copy(name) else path.stem
+    for other in sorted(path.parent.glob(f"{glob.escape(stem)}*")):
+        try:
+            if other.relative_to(root).as_posix() not in stashed and other.read_bytes() == sent:
+                return other
+        except OSError:
+            continue
+    return None
+
+
+def _put_back(r: Repo, report: TeamReport) -> None:
+    path = _stash_path(report.name)
+    try:
+        stash = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    day = today().isoformat()
+    remote = r.remote_head() or "HEAD"
+    for rel, text in stash.items() if isinstance(stash, dict) else ():
+        mine = str(text).encode("utf-8")
+        try:
+            current = (r.path / rel).read_bytes()
+        except OSError:
+            # Deleted by a teammate: gone everywhere, unless its version moved to another file
+            # (`sync resolve --keep theirs` there): then this text goes with it.
+            moved = _holding(r.path, rel, layout.outgoing(mine).data, set(stash))
+            if moved is not None:
+                atomic_write_bytes(moved, mine)
+            continue
+        if current == mine:
+            continue
+        merged = onto_local(mine, current)
+        if merged is not None:
+            atomic_write_bytes(r.path / rel, merged)
+            continue
+        own = _own_copy(r.path / rel, mine)
+        if own is not None:
+            # A teammate kept this version beside theirs (see personal._Pull): so
+            # does this machine, with the file's own text in the copy, or each sync would send
+            # it back over theirs.
+            atomic_write_bytes(own, mine)
+            continue
+        copy = free_name(r.path, conflict_copy_name(rel, r.author_machine(remote, rel), day))
+        atomic_write_bytes(r.path / copy, current)
+        atomic_write_bytes(r.path / rel, mine)
+        report.conflicts.append(Conflict(rel, "both", copy))
+    path.unlink(missing_ok=True)
 
 
 def _push(r: Repo, report: TeamReport) -> bool:
@@ -181,7 +304,9 @@ def remove(name: str, *, force: bool = False) -> Path:
         raise SyncError(f"no team {name!r} here (`memory-tool team list` shows them).")
     if not force:
         with state.locked(record_name(name)):
-            dirty = r.run("status", "--porcelain", check=False).out.strip()
+            listed = r.run("status", "--porcelain", "-z", check=False).out.split("\0")
+            kept = local_only(r)  # redacted when sent: nothing of them is unsent
+            dirty = [item for item in listed if item and item[3:] not in kept]
             ahead = r.ahead_behind()[0]
         if dirty or ahead:
             raise SyncError(
