@@ -211,7 +211,7 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
 FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
-        "expires id originSessionId"
+        "expires id originSessionId origin captured_from confirmed project"
     ).split()
 )
 _YAML_HOW = (
