@@ -110,8 +110,10 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Always run mypy before committing.")]),
         ("I prefer terse answers", [("identity", "The user prefers terse answers.")]),
         ("I'm Dana, backend", [("identity", "The user is Dana, backend.")]),
-        ("Create a.py and b.py; never use tabs in them.", [("heuristic", "Never use tabs in them.")]),
-        ("No tests should touch the network", [("heuristic", "No tests should touch the network.")]),
+        ("Create a.py and b.py; never use tabs in them.",
+         [("heuristic", "Never use tabs in them.")]),
+        ("No tests should touch the network",
+         [("heuristic", "No tests should touch the network.")]),
         ("Why does it always fail on CI?", []),
         ("Add a CSV export to the reports page", []),
         ("Don't know why this fails", []),
@@ -136,7 +138,8 @@ def test_redaction_keeps_the_sentence_boundary_and_the_secret_is_never_kept() ->
     [
         ("[DECISION] Use httpx for all HTTP calls. Done.",
          [("decision", "Use httpx for all HTTP calls.")]),
-        ("Done. [DECISION] We use RS256 for JWT signing. [GOTCHA] the refresh endpoint needs state.",
+        ("Done. [DECISION] We use RS256 for JWT signing. [GOTCHA] the refresh endpoint "
+         "needs state.",
          [("decision", "We use RS256 for JWT signing."),
           ("gotcha", "The refresh endpoint needs state.")]),
         ("[DEFER] refunds need retries later — done", [("defer", "Refunds need retries later.")]),

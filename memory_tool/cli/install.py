@@ -21,9 +21,23 @@ from .app import domain_errors, main
     help="Also register the MCP server (memory as tools) for all your projects, as "
     "`claude mcp add --scope user` would (needs the mcp extra).",
 )
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=click.Choice(["claude", "codex", "gemini", "all"]),
+    help="Which coding agent(s) to install for (repeatable; default claude). codex and gemini "
+    "get hooks and the MCP server in their own config (docs/agents.md).",
+)
 @domain_errors
-def install(dry_run: bool, with_mcp: bool) -> None:
+def install(dry_run: bool, with_mcp: bool, agents: tuple[str, ...]) -> None:
     """Add memory-tool's hooks to <config>/settings.json (backed up first; idempotent)."""
+    chosen = _agents(agents)
+    others = [a for a in chosen if a != "claude"]
+    if others and not dry_run:
+        _install_agents(others)
+    if "claude" not in chosen:
+        return
     if with_mcp and not register.sdk_installed():
         raise MemoryToolError(register.EXTRA_HINT)
     plan = settings.install(dry_run=dry_run)
@@ -62,10 +76,49 @@ def install(dry_run: bool, with_mcp: bool) -> None:
         click.echo("  (new sessions see it; one already running does after a restart)")
 
 
+def _agents(agents: tuple[str, ...]) -> list[str]:
+    if not agents:
+        return ["claude"]
+    if "all" in agents:
+        return ["claude", "codex", "gemini"]
+    return list(dict.fromkeys(agents))
+
+
+def _install_agents(agents: list[str]) -> None:
+    from ..runtime import agent_install
+    from ..store.palace import init_palace
+
+    init_palace()
+    for agent in agents:
+        report = agent_install.install(agent, mcp=register.sdk_installed())
+        for path in report.files:
+            state = "updated" if path in report.changed else "already up to date"
+            click.echo(f"{path}: {state} ({agent})")
+        for note in report.notes:
+            click.echo(f"  {note}")
+
+
 @main.command()
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=click.Choice(["claude", "codex", "gemini", "all"]),
+    help="Which coding agent(s) to uninstall from (repeatable; default claude).",
+)
 @domain_errors
-def uninstall() -> None:
+def uninstall(agents: tuple[str, ...]) -> None:
     """Remove exactly the hooks, files and MCP server registration memory-tool installed."""
+    chosen = _agents(agents)
+    from ..runtime import agent_install
+
+    for agent in (a for a in chosen if a != "claude"):
+        agent_report = agent_install.uninstall(agent)
+        for path in agent_report.files:
+            state = "restored" if path in agent_report.changed else "unchanged"
+            click.echo(f"{path}: memory-tool removed ({state}, {agent})")
+    if "claude" not in chosen:
+        return
     server.stop()  # nothing of ours may keep running
     report = settings.uninstall()
     how = "restored byte for byte" if report.restored_exact else "hooks removed"

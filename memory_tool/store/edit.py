@@ -247,8 +247,8 @@ def save_memory(
 
 
 def set_fields(idx: Index, entry_id: str, fields: dict[str, str | None]) -> Entry:
-    """Set top-level frontmatter keys of a memory (None: remove the key), every other line as
-    it was. Values are YAML scalars as written (dates, ids, numbers)."""
+    """Set (a value) or remove (None) top-level frontmatter keys of a memory, every other line
+    of the file as it was; the file is written once, atomically, then indexed again."""
     mf = open_memory(idx, entry_id)
     head = mf.frontmatter
     for key, value in fields.items():

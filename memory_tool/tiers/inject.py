@@ -393,7 +393,7 @@ def units_for(
     elif cold == "search":
         found = search(
             idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
-            exclude=exclude, fuzzy=False,
+            exclude=exclude, fuzzy=False, live_only=True,
         )  # fmt: skip
         hits = [h.entry for h in found]
         if not hits and situation == "incident":
@@ -412,7 +412,7 @@ def units_for(
         # Another project's promoted records stay with it (search.own_facts_sql).
         found = search(
             idx, prompt, limit=MAX_WIKI_HITS, home_project=project, sources=("wiki",),
-            exclude=exclude, fuzzy=False,
+            exclude=exclude, fuzzy=False, live_only=True,
         )  # fmt: skip
         units += wiki_units(idx, [h.entry for h in found], *left())
     return units
