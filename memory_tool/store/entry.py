@@ -358,6 +358,30 @@ def _text_of(value: Any) -> str:
     return str(value).encode("utf-8", "replace").decode("utf-8").strip()
 
 
+# A captured memory's quoted source line is kept (in ``extra``) up to this many characters: the
+# Learned view shows it; the file holds the whole line.
+CAPTURED_FROM_MAX_CHARS = 300
+# Where a memory came from, when something captured it (frontmatter -> ``extra`` key).
+_PROVENANCE_KEYS = (
+    ("origin", "origin"),
+    ("originSessionId", "origin_session"),
+    ("captured_from", "captured_from"),
+    ("confirmed", "confirmed"),
+)
+
+
+def _provenance(entry: Entry, meta: dict[str, Any]) -> None:
+    """Copy a captured memory's provenance (``origin: capture:<signal>``, the session, the
+    quoted line, the day it was last seen again) into ``entry.extra`` for the Learned view."""
+    for key, name in _PROVENANCE_KEYS:
+        value = meta.get(key)
+        if value in (None, ""):
+            continue
+        text = _iso_date(value) if key == "confirmed" else sanitize(one_line(_text_of(value)))
+        if text:
+            entry.extra[name] = text[:CAPTURED_FROM_MAX_CHARS]
+
+
 def _id_text(value: Any) -> str:
     """A memory id named in frontmatter (``superseded_by:``), as written (one line, capped): one
     that names no memory still retires it, and the doctor reports the broken chain."""
@@ -662,6 +686,7 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    _provenance(entry, meta)
     invalid = invalid_values(meta)
     if invalid:
         entry.extra["invalid"] = invalid
