@@ -223,7 +223,8 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
 FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
-        "expires id originSessionId valid_from valid_to superseded_by supersedes forgotten"
+        "expires id originSessionId valid_from valid_to superseded_by supersedes forgotten "
+        "origin captured_from confirmed"
     ).split()
 )
 _YAML_HOW = (
@@ -355,6 +356,30 @@ def _text_of(value: Any) -> str:
         return ""
     # YAML's "\ud800" escapes make lone surrogates, which no UTF-8 database or file can hold.
     return str(value).encode("utf-8", "replace").decode("utf-8").strip()
+
+
+# A captured memory's quoted source line is kept (in ``extra``) up to this many characters: the
+# Learned view shows it; the file holds the whole line.
+CAPTURED_FROM_MAX_CHARS = 300
+# Where a memory came from, when something captured it (frontmatter -> ``extra`` key).
+_PROVENANCE_KEYS = (
+    ("origin", "origin"),
+    ("originSessionId", "origin_session"),
+    ("captured_from", "captured_from"),
+    ("confirmed", "confirmed"),
+)
+
+
+def _provenance(entry: Entry, meta: dict[str, Any]) -> None:
+    """Copy a captured memory's provenance (``origin: capture:<signal>``, the session, the
+    quoted line, the day it was last seen again) into ``entry.extra`` for the Learned view."""
+    for key, name in _PROVENANCE_KEYS:
+        value = meta.get(key)
+        if value in (None, ""):
+            continue
+        text = _iso_date(value) if key == "confirmed" else sanitize(one_line(_text_of(value)))
+        if text:
+            entry.extra[name] = text[:CAPTURED_FROM_MAX_CHARS]
 
 
 def _id_text(value: Any) -> str:
@@ -661,6 +686,7 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    _provenance(entry, meta)
     invalid = invalid_values(meta)
     if invalid:
         entry.extra["invalid"] = invalid

@@ -46,7 +46,9 @@ FULL_REFRESH_INTERVAL_S = 300
 #    a room memory's `project:` is its project.
 # 5: versioning keys (valid_from, valid_to, superseded_by, supersedes, forgotten) and the
 #    history label in a retired memory's summary and full text.
-PARSER_VERSION = "5"
+# 6: a captured memory's provenance (origin, originSessionId, captured_from, confirmed) in
+#    ``extra``.
+PARSER_VERSION = "6"
 # Sources whose files a project's machine-independent id seeds the ids of (what sync carries
 # under ``projects/<id>/``), and where the ids in force were last applied.
 SHARED_SOURCES = ("claude", "cold")
@@ -392,6 +394,19 @@ class Index:
             f"AND {TEXT_ONLY_SQL} AND {LIVE_SQL}",
             (project, *live_params()),
         )
+
+    def captured(self, limit: int = 500) -> list[Entry]:
+        """Memories something captured (``origin: capture:<signal>``), newest first, live or
+        retired: what the Learned view lists."""
+        return [
+            row_to_entry(r)
+            for r in self.conn.execute(
+                "SELECT * FROM entries WHERE source != 'session' "
+                "AND json_extract(extra, '$.origin') LIKE 'capture:%' "
+                "ORDER BY created DESC, id LIMIT ?",
+                (limit,),
+            )
+        ]
 
     def project_memory_ids(self, project: str) -> list[str]:
         """Ids of everything in ``project``'s memory folder and CONTEXT.md."""
