@@ -551,7 +551,21 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
                 latest["model_summary"] = state["model_summary"]
             save_state(latest)
         prune_hot(keep=session_id)
+        _refresh_instructions(state["cwd"])
         return entry
+
+
+def _refresh_instructions(cwd: str) -> None:
+    """Keep the memory block of the project's AGENTS.md / GEMINI.md current (only where the
+    person exported one: ``tiers.agents_md``)."""
+    from ..base.log import log_error
+    from . import agents_md
+
+    try:
+        with open_index() as idx:
+            agents_md.refresh(idx, cwd)
+    except Exception as exc:  # noqa: BLE001 - the summary is written; this is a courtesy
+        log_error("scribe", f"AGENTS.md refresh: {exc}")
 
 
 def state_from_transcript(path: Path, cwd: str | None = None) -> dict[str, Any]:
