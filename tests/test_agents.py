@@ -330,3 +330,53 @@ def test_codex_trust_block_carries_codexs_hashes(
     assert any("trusted memory-tool's 1 hooks" in n for n in report.notes)
     parsed = tomllib.loads((configs[0] / "config.toml").read_text())
     assert parsed["hooks"]["state"][key] == {"trusted_hash": "sha256:abc"}
+
+
+# ---------------------------------------------------------------------------------------------
+# AGENTS.md / GEMINI.md for agents without hooks
+# ---------------------------------------------------------------------------------------------
+
+
+def test_export_agents_md_touches_only_its_block(project: Path) -> None:
+    from memory_tool.base import paths
+    from memory_tool.tiers import agents_md
+
+    folder = paths.project_memory_dir(project)
+    write_memory(folder, "feedback_push.md", "Never force-push to main.", type_="feedback")
+    path = project / "AGENTS.md"
+    head, tail = "# Shop\n\nHand-written rules.\n", "\n## Later section\nkept as is\n"
+    path.write_text(head)
+    runner = CliRunner()
+    result = runner.invoke(main, ["export", "--agents-md", "--cwd", str(project)])
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    assert text.startswith(head) and "- Never force-push to main." in text
+    assert "[f-" not in text  # ids mean nothing to an agent without memory-tool
+    path.write_text(text + tail)  # the person adds text after our block
+
+    write_memory(folder, "project_db.md", "Migrations use alembic.", type_="project")
+    from memory_tool.store.index import open_index
+
+    with open_index() as idx:
+        idx.refresh(project)
+    from memory_tool.tiers.scribe import _refresh_instructions
+
+    _refresh_instructions(str(project))  # what the Scribe does after each session
+    text = path.read_text()
+    assert text.startswith(head) and text.endswith(tail)
+    assert "- Migrations use alembic." in text
+    assert text.count(agents_md.BEGIN) == 1 and text.count(agents_md.END) == 1
+
+
+def test_the_scribe_never_creates_an_instructions_file(project: Path) -> None:
+    from memory_tool.tiers.scribe import _refresh_instructions
+
+    (project / "GEMINI.md").write_text("my own notes\n")
+    _refresh_instructions(str(project))
+    assert not (project / "AGENTS.md").exists()
+    assert (project / "GEMINI.md").read_text() == "my own notes\n"
+
+
+def test_export_needs_a_file_or_agents_md() -> None:
+    result = CliRunner().invoke(main, ["export"])
+    assert result.exit_code == 2 and "--agents-md" in result.output

@@ -89,6 +89,14 @@ def history(project: Path) -> dict[str, Path]:
     }
 
 
+def learned() -> str:
+    """The text of everything capture kept: live memories (auto-capture) and inbox candidates."""
+    with open_index() as idx:
+        idx.refresh()
+        kept = [f"{e.body} {e.description}" for e in idx.captured()]
+    return " ".join(kept + [c.text for c in inbox.list_candidates()])
+
+
 def tree_state(root: Path) -> dict[str, tuple[int, int]]:
     """Every file under ``root`` with its size and mtime (what a second run must not change)."""
     out = {}
@@ -114,9 +122,12 @@ def test_backfill_summarises_the_last_n_days_once(project: Path) -> None:
         idx.refresh()
         cold = idx.entries(source="cold")
     assert len(cold) == 2 and all(e.project == paths.project_key(project) for e in cold)
-    texts = " ".join(c.text for c in inbox.list_candidates())
+    texts = learned()
     assert "httpx" in texts and "polars" in texts
     assert "SQS" not in texts  # 45 days old: outside --days 30
+    # The first session after it already knows them (auto-capture: live memories, in L2).
+    brief = CliRunner().invoke(main, ["wake", "--cwd", str(project)]).stdout
+    assert "httpx" in brief and "polars" in brief
     # No hot state is left behind: an old session must never pass for the latest one.
     assert not [n for n in os.listdir(hot_dir()) if n.endswith((".json", ".md"))]
     # A second run reads nothing and writes nothing.
@@ -129,6 +140,18 @@ def test_backfill_summarises_the_last_n_days_once(project: Path) -> None:
     # A wider window reads the older one, and only it.
     wider = backfill(60)
     assert (wider.done, wider.already, wider.summaries) == (1, 2, 1)
+    # A forgotten capture is not made again from the same source, even when every transcript
+    # is read again (the ledger gone).
+    with open_index() as idx:
+        httpx = [e.id for e in idx.captured() if "httpx" in e.body]
+    assert len(httpx) == 1
+    assert CliRunner().invoke(main, ["forget", httpx[0]]).exit_code == 0
+    ledger_path().unlink()
+    again_all = backfill(60)
+    assert again_all.done == 3 and again_all.captured == 0
+    with open_index() as idx:
+        assert [e.id for e in idx.captured() if "httpx" in e.body] == httpx
+    assert "httpx" not in CliRunner().invoke(main, ["wake", "--cwd", str(project)]).stdout
 
 
 def test_a_transcript_that_grew_is_read_again_in_place(project: Path) -> None:
@@ -166,7 +189,7 @@ def test_bad_input_is_skipped_and_the_rest_is_read(project: Path) -> None:
     report = json.loads(result.stdout)
     assert report["found"] == 4 and report["failed"] == []
     assert report["summaries"] == 1 and report["empty"] == 3  # no summary for "thanks!"
-    assert "Redis" in " ".join(c.text for c in inbox.list_candidates())
+    assert "Redis" in learned()
 
 
 def test_it_reads_where_claude_config_dir_points(
@@ -189,11 +212,11 @@ def test_install_backfills_as_told_and_says_what_it_did(project: Path) -> None:
     assert "backfill: not run (--no-backfill)" in told.stdout
     asked = runner.invoke(main, ["install"])  # no terminal: says how, runs nothing
     assert "backfill: not run (2 sessions of the last 30 days could be read" in asked.stdout
-    assert not inbox.list_candidates()
+    assert "httpx" not in learned()
     done = runner.invoke(main, ["install", "--backfill", "30"])
     assert done.exit_code == 0, done.output
     assert "2 sessions of the last 30 days: 2 read" in done.stdout
-    assert "httpx" in " ".join(c.text for c in inbox.list_candidates())
+    assert "httpx" in learned()
     both = runner.invoke(main, ["install", "--backfill", "5", "--no-backfill"])
     assert both.exit_code == 1 and "not both" in both.output
 
