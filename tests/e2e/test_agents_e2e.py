@@ -209,3 +209,26 @@ def test_the_handoff_is_asked_for_once_in_each_agent(
     assert res.returncode == 0, res.stderr
     assert sum(marker in t.split('"role": "model"')[-1] for t in google.texts()) == 1
     assert len(google.texts()) == 2
+
+
+def test_a_decision_made_with_one_agent_reaches_the_others(
+    sandbox: Sandbox, agents: tuple[FakeOpenAI, FakeGemini]
+) -> None:
+    """Captured with no step by the user: a decision in a Claude Code session reaches the next
+    Codex and Gemini sessions in the same repository, and one made in Codex reaches Claude Code."""
+    openai, google = agents
+    sandbox.api.add_text("[DECISION] Webhooks are verified with the HMAC header (DEC-HMAC).")
+    res = run_claude_with_memory(sandbox, "how do we verify webhooks?")
+    assert res.returncode == 0, res.stderr
+
+    run_codex(sandbox, openai, "add the stripe webhook endpoint")
+    assert any("DEC-HMAC" in t for t in openai.texts())
+    run_gemini(sandbox, google, "add the paypal webhook endpoint")
+    assert any("DEC-HMAC" in t for t in google.texts())
+
+    openai.add_text("[DECISION] Payouts run nightly at 02:00 UTC (DEC-PAYOUT).")
+    run_codex(sandbox, openai, "when do payouts run?")
+    before = len(sandbox.api.messages_requests())
+    res = run_claude_with_memory(sandbox, "schedule the payout report")
+    assert res.returncode == 0, res.stderr
+    assert any("DEC-PAYOUT" in r.text() for r in sandbox.api.messages_requests()[before:])
