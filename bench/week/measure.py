@@ -236,6 +236,9 @@ def _route(run: Mapping[str, Any], line: str) -> str:
     return "memory-tool" if line in {ln.strip() for ln in injected.splitlines()} else "other"
 
 
+LOADED_KINDS = {"live", "auto-memory"}
+
+
 def _captured(
     files: list[dict[str, str]], facts: Mapping[str, Any], secrets: list[str]
 ) -> dict[str, Any]:
@@ -246,6 +249,7 @@ def _captured(
     mangled = []
     multi = []
     leaks = []
+    unplanned = []  # kept memories that are none of the planted facts: junk, or a wrong guess
     for f in files:
         body = f["body"]
         kind = f["kind"]
@@ -258,7 +262,10 @@ def _captured(
         for s in secrets:
             if s in body or s in f.get("frontmatter", ""):
                 leaks.append({"file": f["path"], "secret": s})
-        if kind in ("live", "inbox"):
+        memory = kind in ("live", "inbox", "auto-memory") and not f["path"].endswith("/MEMORY.md")
+        if memory and kind != "inbox" and not matched:
+            unplanned.append({"file": f["path"], "text": excerpt(body.strip())})
+        if memory:
             why = mangled_reasons(body)
             if why:
                 mangled.append({"file": f["path"], "why": why, "text": excerpt(body.strip())})
@@ -268,8 +275,10 @@ def _captured(
     dup_files = {fid: paths for fid, paths in by_fact_live.items() if len(paths) > 1}
     return {
         "per_fact": {fid: sorted(k) for fid, k in where.items()},
-        "live": sum(1 for k in where.values() if "live" in k),
-        "inbox_only": sum(1 for k in where.values() if "inbox" in k and "live" not in k),
+        # Kept where a session loads it: memory-tool's palace or Claude Code's auto-memory.
+        "live": sum(1 for k in where.values() if k & LOADED_KINDS),
+        "inbox_only": sum(1 for k in where.values() if "inbox" in k and not k & LOADED_KINDS),
+        "unplanned": unplanned,
         "files": {
             kind: sum(1 for f in files if f["kind"] == kind)
             for kind in ("live", "inbox", "cold", "wiki", "auto-memory", "other")
@@ -286,13 +295,22 @@ def _hook_costs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
         ms = sorted(t for r in runs for t in r.get("hook_ms", {}).get(event, []))
         if ms:
-            out[event] = {
-                "calls": len(ms),
-                "median_ms": ms[len(ms) // 2],
-                "p95_ms": ms[min(len(ms) - 1, int(len(ms) * 0.95))],
-                "max_ms": ms[-1],
-            }
+            out[event] = _spread(ms)
+    # The detached work after a session (the Scribe and what it captures): wall time from the
+    # client's exit until no process of the sandbox but the resident server runs.
+    detached = sorted(r["detached_ms"] for r in runs if "detached_ms" in r)
+    if detached:
+        out["detached after exit"] = _spread(detached)
     return out
+
+
+def _spread(ms: list[int]) -> dict[str, int]:
+    return {
+        "calls": len(ms),
+        "median_ms": ms[len(ms) // 2],
+        "p95_ms": ms[min(len(ms) - 1, int(len(ms) * 0.95))],
+        "max_ms": ms[-1],
+    }
 
 
 def markdown(result: Mapping[str, Any]) -> str:
@@ -313,16 +331,19 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"| requests with noise-session text | {r['noise']['requests']} |",
         f"| mangled fact lines in requests | {len(r['mangled_in_context'])} |",
         f"| secret or <private> text leaked | {len(r['leaks'])} |",
-        f"| facts captured live / inbox only / of | {r['captured']['live']} / "
+        f"| facts kept where sessions load them / inbox only / of | {r['captured']['live']} / "
         f"{r['captured']['inbox_only']} / {len(r['captured']['per_fact'])} |",
         f"| memory files that are mangled / hold two facts / duplicate a fact | "
         f"{len(r['captured']['mangled'])} / {len(r['captured']['two_facts_in_one'])} / "
         f"{len(r['captured']['duplicate_memories'])} |",
+        f"| kept memories that are no planted fact (junk or a wrong guess) | "
+        f"{len(r['captured']['unplanned'])} |",
         f"| memory-tool tokens injected per session (mean) | {r['cost']['injected_tokens_mean']} |",
     ]
     for event, c in r["cost"]["hooks"].items():
+        what = "ms" if event.startswith("detached") else "hook ms"
         lines.append(
-            f"| {event} hook ms: median / p95 / max ({c['calls']} calls) | "
+            f"| {event} {what}: median / p95 / max ({c['calls']} calls) | "
             f"{c['median_ms']} / {c['p95_ms']} / {c['max_ms']} |"
         )
     sizes = r["cost"]["sizes"]

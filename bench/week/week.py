@@ -213,7 +213,7 @@ class Week:
             rc = -1
             self.warnings.append(f"{label}: claude timed out")
         wall = time.perf_counter() - t
-        self.wait_quiet()
+        detached = self.wait_quiet()
         unused = self.api.drop_pending()
         if unused:
             self.warnings.append(f"{label}: {unused} scripted turns unused")
@@ -229,6 +229,7 @@ class Week:
             "new_session": not resume,
             "rc": rc,
             "wall_s": round(wall, 2),
+            "detached_ms": round(detached * 1000),
             "requests": len(main),
             "first_request": _request_text(main[0]) if main else "",
             "injected": _injected(main[0]) if main else "",
@@ -239,16 +240,19 @@ class Week:
         self.runs.append(rec)
         return rec
 
-    def wait_quiet(self) -> None:
-        """Until no memory-tool process of this sandbox runs, but for the resident server."""
+    def wait_quiet(self) -> float:
+        """Until no memory-tool process of this sandbox runs, but for the resident server; how
+        long the detached work (the Scribe, a sync) went on after claude exited, in seconds
+        (to within QUIET_POLL_S)."""
         home = f"HOME={self.box.home}".encode()
-        deadline = time.monotonic() + QUIET_TIMEOUT_S
-        while time.monotonic() < deadline:
+        start = time.monotonic()
+        while time.monotonic() < start + QUIET_TIMEOUT_S:
             busy = [p for p in sandbox_pids(home) if not _is_server(p)]
             if not busy:
-                return
+                return time.monotonic() - start
             time.sleep(QUIET_POLL_S)
         self.warnings.append("detached processes still running after the quiet timeout")
+        return time.monotonic() - start
 
     # ---- the week ----------------------------------------------------------------------------
     def install(self) -> None:
@@ -469,6 +473,8 @@ def code_info() -> dict[str, str]:
 
 def run_week(scenario: dict[str, Any], out: Path, *, days: int | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
+    # The client appends to a --debug-file: an earlier run's logs would count twice.
+    shutil.rmtree(out / "debug", ignore_errors=True)
     week = Week(scenario, out, days=days)
     try:
         baseline = week.baseline()
