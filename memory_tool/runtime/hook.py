@@ -108,11 +108,23 @@ def run(event: str) -> int:
     return code
 
 
+def run_agent(agent: str, event: str) -> int:
+    """Answer one hook event of another coding agent (``--agent codex EVENT``), in-process:
+    one install per agent, so no claim, and the resident server speaks Claude Code's events."""
+    try:
+        from memory_tool.runtime import dispatch
+    except Exception:  # noqa: BLE001 - never break the session
+        return 0
+    return dispatch.run(event, agent=agent)
+
+
 def main(argv: list[str]) -> int:
     set_path(__file__)
     event = argv[1] if len(argv) > 1 else ""
     if event == "--probe":
         return probe()
+    if event == "--agent":
+        return run_agent(argv[2] if len(argv) > 2 else "", argv[3] if len(argv) > 3 else "")
     return run(event)
 
 
