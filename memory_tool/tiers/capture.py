@@ -51,7 +51,7 @@ from ..base.record import field, record
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
-from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS
+from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
 DEFAULT_MODE = "auto"
@@ -212,7 +212,7 @@ def choice(text: str) -> tuple[str, str] | None:
     m = _CHOICE.search(text)
     if not m:
         return None
-    return m.group("new").lower(), m.group("old").lower()
+    return m.group("new").lower().rstrip(".-/"), m.group("old").lower().rstrip(".-/")
 
 
 def same_fact(new: str, old: str) -> bool:
@@ -248,27 +248,6 @@ def visible(e: Entry, project: str) -> bool:
     return e.source in ("identity", "wiki")
 
 
-def lifecycle_of(e: Entry) -> dict[str, Any]:
-    """The memory's versioning keys as its file holds them now (forgotten, superseded_by,
-    valid_to), read from the file: the index does not keep them."""
-    from ..store.edit import parse_frontmatter, split_frontmatter
-
-    try:
-        head, _ = split_frontmatter(Path(e.path).read_text(encoding="utf-8"))
-        meta = parse_frontmatter(head)
-    except (OSError, UnicodeDecodeError, MemoryToolError):
-        return {}
-    keys = ("forgotten", "superseded_by", "valid_to", "supersedes", "valid_from", "confirmed")
-    return {k: meta[k] for k in keys if meta.get(k) not in (None, "")}
-
-
-def is_retired(meta: dict[str, Any], day: dt.date) -> bool:
-    if meta.get("forgotten") or meta.get("superseded_by"):
-        return True
-    until = str(meta.get("valid_to") or "")
-    return bool(until) and until < day.isoformat()
-
-
 def find_same(idx: Index, text: str, project: str) -> Entry | None:
     """The memory a session in ``project`` could be given that already says ``text``; a
     forgotten one counts (it is not captured again), a superseded one does not (saying the
@@ -289,8 +268,7 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         if not visible(e, project) or not os.path.exists(e.path):
             continue
         if same_fact(text, e.body or e.description):
-            meta = lifecycle_of(e)
-            if meta.get("superseded_by") and not meta.get("forgotten"):
+            if e.superseded_by and not e.forgotten:
                 continue
             return e
     return None
@@ -320,10 +298,7 @@ def refresh(idx: Index, e: Entry, day: str) -> Entry:
     REPEAT_IMPORTANCE_MAX). A team's memory is shared and left as it is."""
     from ..store.edit import set_fields
 
-    if e.extra.get("team") or "/teams/" in e.path:
-        return e
-    meta = lifecycle_of(e)
-    if str(meta.get("confirmed") or "") == day:
+    if e.extra.get("team") or str(e.extra.get("confirmed") or "") == day:
         return e
     fields: dict[str, str | None] = {"confirmed": day}
     if e.importance < REPEAT_IMPORTANCE_MAX:
@@ -381,13 +356,19 @@ def _write(
 def capture_one(
     idx: Index, signal: str, text: str, line: str, state: dict[str, Any], day: dt.date
 ) -> Captured:
-    """One explicit signal: a repeat refreshes what holds it, a forgotten fact stays
-    forgotten, a new one is written."""
+    """One explicit signal: a repeat refreshes what holds it, a new one is written. A forgotten
+    fact stays forgotten when Claude repeats it, and comes back when the person says it again
+    (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
     same = find_same(idx, text, project)
     if same is not None:
-        if lifecycle_of(same).get("forgotten"):
+        if same.forgotten and signal not in USER_KINDS:
+            # Claude repeating what a person retired is no reason to bring it back.
             return Captured(signal, text, "forgotten", same)
+        if same.forgotten:  # the person says it again: they want it back
+            from ..store.lifecycle import unforget
+
+            same = unforget(idx, same.id)
         return Captured(signal, text, "repeat", refresh(idx, same, day.isoformat()))
     if any(same_fact(text, known) for known in memory_md_lines(state["cwd"])):
         return Captured(signal, text, "repeat")  # Claude noted it in MEMORY.md itself
@@ -421,6 +402,12 @@ def capture_session(
     session = state["session_id"]
     project = state["project"]
     with file_lock(capture_dir() / ".lock"):
+        # Files are the truth: what Claude or a person saved since the last refresh counts.
+        if idx.meta("last_full_refresh"):
+            idx.refresh_for_wake(state["cwd"])
+            idx.refresh_changed_folders(state["cwd"])
+        else:
+            idx.refresh(state["cwd"], sessions=False)
         handled = ledger()
         hints: list[tuple[str, str]] = []
         for signal, text, line in _notes(state):
