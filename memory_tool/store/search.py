@@ -208,14 +208,14 @@ def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int)
     """The most important, then newest, memories of ``rooms`` (no identity facts, past sessions
     or cold summaries; other projects' own facts stay with them): what fills L3 beyond the
     memories the prompt's words matched."""
-    from .index import TEXT_ONLY_SQL, row_to_entry
+    from .index import LIVE_SQL, TEXT_ONLY_SQL, live_params, row_to_entry
 
     marks = ",".join("?" * len(rooms))
     rows = idx.conn.execute(
         f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
-        f"AND type != 'user' AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} "
+        f"AND type != 'user' AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} AND {LIVE_SQL} "
         f"ORDER BY importance DESC, created DESC LIMIT ?",
-        (*rooms, home_project, limit),
+        (*rooms, home_project, *live_params(), limit),
     ).fetchall()
     return [row_to_entry(r) for r in rows]
 
@@ -237,16 +237,19 @@ def search(
     sources: tuple[str, ...] = (),
     candidate_factor: int = CANDIDATE_FACTOR,
     semantic: bool = False,
+    live_only: bool = False,
     now: dt.date | None = None,
     when: bool = True,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
-    extra is installed (loads numpy and the model: never on the hook path). ``now``: the day
-    time words in the query count from (default today); ``when``: read them at all (a task
+    extra is installed (loads numpy and the model: never on the hook path). ``live_only``:
+    leave out superseded, forgotten and out-of-date memories (what a loaded layer may hold);
+    without it they are found too, as history (their summary says so). ``now``: the day time
+    words in the query count from (default today); ``when``: read them at all (a task
     prompt's room recall and a duplicate check do not)."""
     from ..base.config import today
-    from .index import TEXT_ONLY_SQL, row_to_entry
+    from .index import TEXT_ONLY_SQL, live_params, live_sql, row_to_entry
 
     day = now or today()
     asked = parse_when(query, day) if when and query.strip() else None
@@ -257,6 +260,9 @@ def search(
     hits: list[Hit] = []
     filters: list[str] = [f"e.{TEXT_ONLY_SQL}"]
     filter_params: list[Any] = []
+    if live_only:
+        filters.append(f"({live_sql('e.')})")
+        filter_params += live_params()
     room_list = [room] if room else (rooms or [])
     if room_list:
         filters.append(f"e.room IN ({','.join('?' * len(room_list))})")
@@ -282,6 +288,7 @@ def search(
         window = _resolve_window(
             idx, asked, day, room=room, type_=type_, project=project, rooms=rooms,
             sessions=sessions, cold=cold, home_project=home_project, sources=sources,
+            live_only=live_only,
         )  # fmt: skip
     if match:
         where = ["entries_fts MATCH ?", *filters]
@@ -348,14 +355,17 @@ def search(
             ]
         _rank_in_time(hits, window, asked.order)
     if not hits and fuzzy and query.strip():
-        hits = _fuzzy(idx, query, room=room, type_=type_, project=project, exclude=exclude)
+        hits = _fuzzy(
+            idx, query, room=room, type_=type_, project=project, exclude=exclude,
+            live_only=live_only,
+        )  # fmt: skip
     return hits[:limit]
 
 
 def entry_date(entry: Entry) -> str:
     """The day an entry speaks for: when it became valid, else when it was written (a past
     session's message: its transcript timestamp; a cold summary: its session's day)."""
-    return str(entry.extra.get("valid_from") or entry.created or "")[:10]
+    return (entry.valid_from or entry.created or "")[:10]
 
 
 def _resolve_window(
@@ -500,13 +510,18 @@ def _fuzzy(
     type_: str | None,
     project: str | None,
     exclude: set[str] | frozenset[str],
+    live_only: bool = False,
 ) -> list[Hit]:
     """Typos and partial words FTS cannot match: rapidfuzz over names and descriptions."""
     from rapidfuzz import fuzz, process
 
-    from .index import TEXT_ONLY_SQL, row_to_entry
+    from .index import LIVE_SQL, TEXT_ONLY_SQL, live_params, row_to_entry
 
-    where, params = [TEXT_ONLY_SQL], []
+    where: list[str] = [TEXT_ONLY_SQL]
+    params: list[Any] = []
+    if live_only:
+        where.append(f"({LIVE_SQL})")
+        params += live_params()
     for col, value in (("room", room), ("type", type_), ("project", project)):
         if value:
             where.append(f"{col} = ?")
