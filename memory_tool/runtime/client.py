@@ -20,9 +20,10 @@ PROTOCOL = b"MT2"
 # This install's package folder: a server started from another install (a second checkout, a
 # different venv) must not answer with its code.
 PACKAGE_DIR = os.fsencode(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# Events the hook scripts hand to the server. UserPromptSubmit runs on every prompt, so it is
-# the one whose start-up cost matters; the other hooks run once or twice a session.
-ROUTED_EVENTS = frozenset({"UserPromptSubmit"})
+# Events the hook scripts hand to the server: the ones whose start-up cost matters because they
+# run many times a session (every prompt, every tool call that names a file or fails); the other
+# hooks run once or twice a session.
+ROUTED_EVENTS = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"})
 # A hook payload is small JSON; a prompt can be large (pasted logs), so allow generous input but
 # refuse to buffer without bound.
 MAX_STDIN_BYTES = 32 * 1024 * 1024

@@ -41,6 +41,13 @@ HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
     "SubagentStart": ("subagent_start.py", None, 10),
     "PreCompact": ("pre_compact.py", None, 10),
     "PostCompact": ("post_compact.py", None, 10),
+    # Tool-level recall (runtime/tool_use.py). No earlier install ran these, so their script
+    # names stand for no file in hooks/. Matchers: the tools whose input or result names files,
+    # the edits a tied rule may hold back and the Agent calls whose task a subagent's brief
+    # needs, the command whose failure fires PostToolUseFailure.
+    "PreToolUse": ("pre_tool_use.py", "Edit|Write|MultiEdit|NotebookEdit|Agent|Task", 5),
+    "PostToolUse": ("post_tool_use.py", "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob", 5),
+    "PostToolUseFailure": ("post_tool_use_failure.py", "Bash", 5),
 }
 # Files from templates/ that install puts under the Claude config folder (skills, …).
 INSTALLED_TEMPLATE_FILES = ("skills/memory-recall/SKILL.md",)

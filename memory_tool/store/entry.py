@@ -211,7 +211,7 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
 FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
-        "expires id originSessionId"
+        "expires id originSessionId paths"
     ).split()
 )
 _YAML_HOW = (
@@ -566,6 +566,12 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    if meta.get("paths"):
+        from .globs import read_globs
+
+        globs = read_globs(meta.get("paths"))
+        if globs:  # the files this memory is tied to (tool-level recall)
+            entry.extra["paths"] = globs
     invalid = invalid_values(meta)
     if invalid:
         entry.extra["invalid"] = invalid
