@@ -145,3 +145,14 @@ def test_a_task_notification_is_not_the_users_words(project: Path) -> None:
     assert state["task"] == "Speed up the orders page"
     assert not any("task-notification" in p for p in state["prompts"])
     assert not state["notes"]
+
+
+def test_a_kept_task_holds_no_secret_or_private_span(project: Path) -> None:
+    seed(project)
+    secret = "sk-ant-api03-" + "A" * 90
+    task = f"Deploy with key {secret} <private>the pager code 4471</private> to staging"
+    pre = base(project, "PreToolUse", tool_name="Agent", tool_use_id="s1",
+               tool_input={"prompt": task, "subagent_type": "general-purpose"})  # fmt: skip
+    call("PreToolUse", pre)
+    kept = (paths.palace_dir("sessions") / "parent.json").read_text()
+    assert "staging" in kept and secret not in kept and "4471" not in kept

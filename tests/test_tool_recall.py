@@ -373,3 +373,43 @@ def test_a_capture_can_be_tied_to_the_files_its_session_edited(project: Path) ->
     save_state(state)
     assert edited_globs("cap1", str(project)) == ["db/m.py", "a.py"]
     assert edited_globs("nobody", str(project)) == []
+
+
+def test_a_files_path_words_and_up_to_two_rooms(project: Path) -> None:
+    from memory_tool.recall.touch import file_rooms, path_words
+    from memory_tool.store.rooms import compiled_rooms
+
+    assert path_words("web/src/components/LoginForm.tsx") == "web components Login Form"
+    assert path_words("src/utils/__init__.py") == ""
+    rooms = compiled_rooms()
+    assert file_rooms("web/src/components/LoginForm.tsx", rooms) == ["frontend", "authentication"]
+    assert file_rooms("db/migrations/0042_orders.py", rooms) == ["database"]
+    assert file_rooms("src/utils/strings.py", rooms) == []
+
+
+def test_parallel_tool_hooks_of_one_turn_give_a_memory_once(project: Path) -> None:
+    """Claude reads several files at once and their hooks run in parallel: the session's lock
+    makes exactly one of them give the tied memory."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import HOOK_SCRIPT
+
+    write_memory(
+        memory_dir(project), "project_api.md", "The API client lives in src/api (KPARALLEL).",
+        type_="reference", paths=["src/api/"],
+    )  # fmt: skip
+    index(project)
+    procs = []
+    for i in range(8):
+        target = {"file_path": str(project / f"src/api/f{i}.ts")}
+        data = tool(project, "PostToolUse", "Read", target, session="par")
+        proc = subprocess.Popen(
+            [sys.executable, str(HOOK_SCRIPT), "PostToolUse"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "MEMORY_TOOL_SERVER": "0"},
+        )  # fmt: skip
+        procs.append((proc, json.dumps(data).encode()))
+    outputs = [p.communicate(body, timeout=60)[0].decode() for p, body in procs]
+    assert sum(out.count("KPARALLEL") for out in outputs) == 1

@@ -38,6 +38,9 @@ ROOM_HEADING_FORMAT = "## Memories about {room} (the room of a file just touched
 # A file's room brings this many lines: enough for its rules and one fact, few enough that a
 # session reading files of five rooms does not get five prompts' worth of L3.
 ROOM_LINES_PER_FILE = 3
+# A file's path can name two topics (web/src/components/LoginForm.tsx: frontend and
+# authentication), as a prompt can (L3's MAX_ROOMS); more would be a path of generic words.
+FILE_ROOMS_MAX = 2
 # Of the memories tied to one file, the best this many come as full text when they fit: they
 # are about exactly this file, and a tied rule ("generated: never edit by hand") needs its why.
 TIED_FULL_TEXT_TOP = 1
@@ -52,6 +55,7 @@ _PATH_NOISE = frozenset(
     "py ts tsx js jsx go rs rb java kt cs cpp c h hpp md txt json yaml yml toml cfg ini".split()
 )
 _PATH_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def locate(file_path: str, cwd: str) -> tuple[str, str | None]:
@@ -71,8 +75,9 @@ def locate(file_path: str, cwd: str) -> tuple[str, str | None]:
 def path_words(relative: str) -> str:
     """The words of a relative path that can name a topic (folders and file stem)."""
     stem, _ = os.path.splitext(relative)
-    words = [w for w in _PATH_WORD.findall(stem.replace("_", " ").replace("-", " "))]
-    return " ".join(w for w in words if w.lower() not in _PATH_NOISE)
+    # LoginForm -> Login Form: the search matches words, and a memory says "login form".
+    spaced = _CAMEL.sub(" ", stem.replace("_", " ").replace("-", " "))
+    return " ".join(w for w in _PATH_WORD.findall(spaced) if w.lower() not in _PATH_NOISE)
 
 
 def tied_entries(
@@ -99,15 +104,15 @@ def _tied_rank(e: Entry) -> tuple[int, int, str]:
     return kind, -e.importance, e.id
 
 
-def file_room(relative: str, compiled: Any) -> str | None:
-    """The room a file's path words belong to, or None (no room clears the threshold)."""
+def file_rooms(relative: str, compiled: Any) -> list[str]:
+    """The rooms a file's path words belong to, best first, FILE_ROOMS_MAX at most; [] when no
+    room clears the threshold."""
     from ..store.classify import classify
 
     words = path_words(relative)
     if not words:
-        return None
-    found = classify(words, compiled)
-    return found[0][0] if found else None
+        return []
+    return [room for room, _ in classify(words, compiled)[:FILE_ROOMS_MAX]]
 
 
 def touch_recall(
@@ -165,9 +170,9 @@ def touch_recall(
         from ..store.rooms import compiled_rooms
 
         compiled = compiled_rooms()
-        for rel in inside:
-            room = file_room(rel, compiled)
-            if not room or room in rooms_given or room in rooms:
+        wanted = [(rel, room) for rel in inside for room in file_rooms(rel, compiled)]
+        for rel, room in wanted:
+            if room in rooms_given or room in rooms:
                 continue
             picked = _room_entries(idx, room, path_words(rel), project, taken, cfg)
             if not picked:

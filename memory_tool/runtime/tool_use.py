@@ -170,9 +170,11 @@ def keep_agent_task(event: HookEvent) -> None:
     """Keep an Agent call's task text for its SubagentStart, which does not carry it."""
     if not event.session_id or not event.tool_prompt.strip():
         return
+    from ..base.privacy import sanitize
     from ..recall.seen import update_state
 
     now = time.time()
+    task = sanitize(event.tool_prompt)  # kept on disk a moment: no <private> span, no secret
 
     def change(state: dict[str, Any]) -> bool:
         pending = [
@@ -184,7 +186,7 @@ def keep_agent_task(event: HookEvent) -> None:
             {
                 "id": event.tool_use_id,
                 "type": event.tool_subagent_type,
-                "prompt": event.tool_prompt,
+                "prompt": task,
                 "at": now,
             }
         )
