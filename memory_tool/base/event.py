@@ -77,9 +77,11 @@ class HookEvent:
     # Agent (Task): the subagent's task text and type.
     tool_prompt: str = ""
     tool_subagent_type: str = ""
+    # Which coding agent sent it: claude | codex | gemini (``runtime.agents``).
+    agent: str = "claude"
 
     @classmethod
-    def from_payload(cls, name: str, payload: dict[str, Any]) -> HookEvent:
+    def from_payload(cls, name: str, payload: dict[str, Any], agent: str = "claude") -> HookEvent:
         def text(key: str) -> str:
             value = payload.get(key)
             return value if isinstance(value, str) else ""
@@ -99,6 +101,7 @@ class HookEvent:
             trigger=text("trigger"),
             compact_summary=text("compact_summary"),
             **_tool_fields(payload),
+            agent=agent,
         )
 
     def with_prompt(self, prompt: str) -> HookEvent:

@@ -90,10 +90,22 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        # Versioning (store/lifecycle.py): which memories still load. Columns, not ``extra``, so
+        # the layers filter in SQL and the doctor follows chains by index.
+        "006_lifecycle",
+        """
+        ALTER TABLE entries ADD COLUMN valid_from TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN valid_to TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN superseded_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN supersedes TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN forgotten TEXT NOT NULL DEFAULT '';
+        """,
+    ),
+    (
         # The files a memory is tied to (frontmatter ``paths:`` globs, store/globs.py): one row
         # per glob, keyed by the memory's file path, so tool-level recall finds the memories of
         # a file Claude touches without reading every entry's frontmatter.
-        "006_entry_paths",
+        "007_entry_paths",
         """
         CREATE TABLE entry_paths (
             path TEXT NOT NULL,
