@@ -18,7 +18,7 @@ from helpers import log_text, run_hook, write_memory
 from memory_tool.base import paths
 from memory_tool.cli.main import main
 from memory_tool.store.index import open_index
-from memory_tool.tiers import inbox
+from memory_tool.tiers import capture, inbox
 from memory_tool.tiers.signals import tag_signals, user_signals
 
 # --- a transcript as Claude Code writes it ------------------------------------------------------
@@ -385,3 +385,52 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
     session(project, [("user", "Always squash commits before merging.")])
     assert "Always squash commits before merging." in wake(project)
     assert len(memories(project)) == 2
+
+
+# --- item 4: a new decision retires the one it replaces ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "replaced"),
+    [
+        ("Use polars for dataframes.", "Use pandas for dataframes.", True),
+        ("Use polars.", "Use pandas.", True),
+        ("Use ruff instead of flake8.", "Use flake8 for linting.", True),
+        ("We switched from pip to uv.", "Use pip for packages.", True),
+        ("The bucket moved to eu-central-1.", "The events bucket is in us-east-1.", True),
+        ("Never use requests.", "Use requests for HTTP calls.", True),
+        ("Use ruff instead of flake8.", "Run flake8 with max-line 100.", False),
+        ("Use pytest for tests.", "Use ruff for linting.", False),
+        ("Don't use requests in tests.", "Use requests for HTTP calls.", False),
+        ("Always run mypy before committing.", "Never push to main directly.", False),
+    ],
+)
+def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:
+    assert capture.replaces(new, old) is replaced
+
+
+def test_a_new_decision_supersedes_the_old_one_which_stays_as_history(
+    project: Path, state: Path
+) -> None:
+    first = session(project, [("assistant", "[DECISION] Use pandas for the events loader.")])
+    session(project, [("user", "Never push to main directly.")])
+    (old_name, (old_meta, _)) = next(
+        (n, m) for n, m in memories(project).items() if "pandas" in m[1]
+    )
+    assert "superseded_by" not in old_meta
+    later = session(project, [("user", "no, use polars for the events loader")])
+    found = memories(project)
+    old_meta = found[old_name][0]
+    (new_name,) = [n for n, (_, b) in found.items() if "polars" in b]
+    new_meta = found[new_name][0]
+    with open_index() as idx:
+        old_id = idx.get_by_path(str(paths.project_memory_dir(project) / old_name)).id
+        new_id = idx.get_by_path(str(paths.project_memory_dir(project) / new_name)).id
+    assert old_meta["superseded_by"] == new_id and str(old_meta["valid_to"]) == "2026-11-29"
+    assert new_meta["supersedes"] == old_id and str(new_meta["valid_from"]) == "2026-11-29"
+    assert old_meta["originSessionId"] == first.stem and new_meta["originSessionId"] == later.stem
+    # The old one no longer loads; the new one and the unrelated rule do; search finds both.
+    brief = wake(project)
+    assert "polars" in brief and "pandas" not in brief and "push to main" in brief
+    found_ids = CliRunner().invoke(main, ["search", "events loader"]).output
+    assert old_id in found_ids and new_id in found_ids
