@@ -269,3 +269,37 @@ def test_the_plugins_session_start_gives_settings_json_a_secret_once(
     assert json.loads(path.read_text())["env"][hook_http.SECRET_ENV] == secret
     settings.uninstall()
     assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_a_retiring_server_hands_its_sessions_and_port_to_a_successor(
+    project: Path, http_server: int
+) -> None:
+    """After MAX_CALLS (or an upgrade) a server serving a live session starts its successor,
+    which takes over the port and the session: the session's HTTP hooks go on working."""
+    server.stop()
+    assert wait_for(lambda: server.ping() is None, 10)
+    script = (
+        "import sys\n"
+        "from memory_tool.runtime import server\n"
+        "server.MAX_CALLS = 2\n"
+        "sys.exit(server.main())\n"
+    )
+    env = {
+        **os.environ,
+        "MEMORY_TOOL_SERVER_SESSION": "live",
+        "CLAUDE_PID": str(os.getpid()),  # this test process stands in for Claude Code
+    }
+    first = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        assert wait_for(lambda: server.ping() is not None, 20)
+        for i in range(2):
+            assert b"RS256" in post(http_server, "UserPromptSubmit", payload(project, f"r{i}"))[1]
+        assert first.wait(timeout=30) == 0  # retired after its two calls
+        assert wait_for(lambda: server_pid() not in (None, first.pid), 20)
+        status, body = post(http_server, "UserPromptSubmit", payload(project, "live"))
+        assert status == 200 and b"RS256" in body
+        known = json.loads((paths.state_root() / "run" / "sessions.json").read_text())
+        assert known["live"]["pid"] == os.getpid()  # it knows the live session
+    finally:
+        if first.poll() is None:
+            first.kill()

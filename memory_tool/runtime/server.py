@@ -155,12 +155,23 @@ def _read_request(conn: socket.socket) -> tuple[str, bytes, bytes, dict[str, str
 _applied_tz: list[str | None] = [os.environ.get("TZ")]
 
 
+def set_environ(env: dict[str, str]) -> None:
+    """Make ``os.environ`` equal ``env``, touching only what differs: a call's environment is
+    mostly the server's own, and clearing and refilling ~40 variables (each a putenv) cost more
+    than an unhandled hook's whole work."""
+    current = os.environ
+    for key in [k for k in current if k not in env]:
+        del current[key]
+    for key, value in env.items():
+        if current.get(key) != value:
+            current[key] = value
+
+
 def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     """Run one hook call as the caller would have: its environment, its working directory."""
     from . import dispatch
 
-    os.environ.clear()
-    os.environ.update(env)
+    set_environ(env)
     if env.get("TZ") != _applied_tz[0]:
         time.tzset()  # "today" is the caller's local day
         _applied_tz[0] = env.get("TZ")
@@ -283,13 +294,13 @@ class Server:
             return handle(event, cwd, env, body)
         finally:
             signal.alarm(0)
-            os.environ.clear()
-            os.environ.update(home_env)
+            set_environ(home_env)
 
     def _code_changed(self, throttle: bool) -> bool:
         """Whether the package on disk is no longer the code this process runs. The HTTP door
-        looks at most every ``CODE_CHECK_S`` (a burst of tool calls must not walk the package
-        on each); the command door, which has a fallback, on every call."""
+        looks after answering, at most every ``CODE_CHECK_S`` (walking the package costs 1-3 ms,
+        which a burst of tool calls must not pay on each); the command door, which has a
+        fallback, before every call."""
         now = time.monotonic()
         if throttle and now - self.stamp_checked < CODE_CHECK_S:
             return False
@@ -362,9 +373,8 @@ class Server:
             if self._twin(event, body):
                 hook_http.send(conn, 200)  # the same hook from a second install: answered once
                 return True
-            if not self.still_ours() or self._code_changed(throttle=True):
-                hook_http.send(conn, 200)  # this hook loses its context; the successor answers on
-                self.successor = self.still_ours()
+            if not self.still_ours():
+                hook_http.send(conn, 200)  # a new server took over the state root
                 return False
             session = payload.get("session_id")
             session = session if isinstance(session, str) else ""
@@ -376,6 +386,11 @@ class Server:
             hook_http.send(conn, 200, hook_http.shape_answer(event, out))
             if event == "SessionEnd":
                 self.sessions.end(session)
+            # After the answer, and at most every CODE_CHECK_S: an upgrade is seen within a
+            # second, and the successor answers from the next hook on.
+            if self._code_changed(throttle=True):
+                self.successor = True
+                return False
         except hook_http.BadRequest as exc:
             log_error(event, f"HTTP hook refused: {exc}")
             hook_http.send(conn, exc.status)
