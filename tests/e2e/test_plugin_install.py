@@ -35,6 +35,7 @@ from claude_sandbox import (
 )
 from fake_api import FakeAnthropicAPI
 
+from memory_tool.base.config import HOOK_SERVER_PORT
 from memory_tool.runtime import plugin, plugin_env
 
 pytestmark = pytest.mark.e2e
@@ -91,6 +92,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Ite
         box = Sandbox(
             root=tmp_path_factory.mktemp("plugin") / "box", api=api, claude_bin=claude_bin
         )
+        # The plugin's hooks.json names the default port (one static file for everyone).
+        box.server_port = HOOK_SERVER_PORT
         try:
             claude(box, "plugin", "marketplace", "add", str(REPO_ROOT))
             claude(box, "plugin", "install", PLUGIN_ID)
