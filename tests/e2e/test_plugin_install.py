@@ -196,9 +196,13 @@ def test_installed_both_ways_each_event_injects_once(installed: Installed) -> No
         assert len(injected_by(req, "SessionStart")) == 1
         assert len(injected_by(req, "UserPromptSubmit")) == 1
         assert req.messages_text().count(FENCE_OPEN_TAG) == 2  # type: ignore[attr-defined]
+        # The command hooks (SessionStart, SessionEnd) are twins that claim; the HTTP hooks are
+        # the same handler in both, which Claude Code sends once.
         claims = os.listdir(state_dir(box) / "run" / "claims")
-        for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+        for event in ("SessionStart", "SessionEnd"):
             assert any(f"-{event}-" in name for name in claims), (event, claims)
+        plugin_hooks = plugin.hooks_json()["hooks"]
+        assert settings["hooks"]["UserPromptSubmit"] == plugin_hooks["UserPromptSubmit"]
     finally:
         memory_tool(box, "uninstall")
     assert "hooks" not in json.loads(box.settings_path.read_text())
