@@ -166,7 +166,7 @@ def session(
 def session_start_process(src: Path, env: dict[str, str], cwd: str, runs: int) -> dict[str, Any]:
     """SessionStart as a whole process (server running) against python3 -S -c pass."""
     hook = [PYTHON, "-S", str(src / "memory_tool" / "runtime" / "hook.py"), "SessionStart"]
-    bare = ["python3", "-S", "-c", "pass"]
+    bare = [PYTHON, "-S", "-c", "pass"]  # the hooks' own interpreter (python3 may be a shim)
     hook_s: list[float] = []
     bare_s: list[float] = []
     for i in range(runs + 2):
@@ -197,7 +197,7 @@ def session_start_process(src: Path, env: dict[str, str], cwd: str, runs: int) -
     hm, bm = statistics.median(hook_s), statistics.median(bare_s)
     return {
         "hook_ms": summary(hook_s),
-        "python3 -S -c pass_ms": summary(bare_s),
+        "python -S -c pass_ms": summary(bare_s),
         "ratio": hm / bm,
         "brief_chars": len(out.stdout),
         "imports": [m for m in modules if m],
