@@ -212,6 +212,12 @@ def build(data: str, root: str, version: str) -> bool:
                 flags = ""
             bin_dir = os.path.join(target, "bin")
             step("creating the palace", [os.path.join(bin_dir, "memory-tool"), "init"])
+            # The plugin's HTTP hooks send the secret settings.json holds (hook-server.md):
+            # written now, the next session, which reads settings.json at start, sends it.
+            step(
+                "the hook secret",
+                [python, "-c", "from memory_tool.runtime import settings; settings.add_secret()"],
+            )
             previous = read_stamp(data)
             seconds = time.monotonic() - started
             write_stamp(

@@ -35,6 +35,7 @@ from claude_sandbox import (
 )
 from fake_api import FakeAnthropicAPI
 
+from memory_tool.base.config import HOOK_SERVER_PORT
 from memory_tool.runtime import plugin, plugin_env
 
 pytestmark = pytest.mark.e2e
@@ -93,6 +94,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Ite
         box = Sandbox(
             root=tmp_path_factory.mktemp("plugin") / "box", api=api, claude_bin=claude_bin
         )
+        # The plugin's hooks.json names the default port (one static file for everyone).
+        box.server_port = HOOK_SERVER_PORT
         try:
             # A session before the plugin: only the client's transcript keeps it.
             api.add_tool_use("Bash", {"command": "ls", "description": "list files"})
@@ -205,9 +208,13 @@ def test_installed_both_ways_each_event_injects_once(installed: Installed) -> No
         assert len(injected_by(req, "SessionStart")) == 1
         assert len(injected_by(req, "UserPromptSubmit")) == 1
         assert req.messages_text().count(FENCE_OPEN_TAG) == 2  # type: ignore[attr-defined]
+        # The command hooks (SessionStart, SessionEnd) are twins that claim; the HTTP hooks are
+        # the same handler in both, which Claude Code sends once.
         claims = os.listdir(state_dir(box) / "run" / "claims")
-        for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+        for event in ("SessionStart", "SessionEnd"):
             assert any(f"-{event}-" in name for name in claims), (event, claims)
+        plugin_hooks = plugin.hooks_json()["hooks"]
+        assert settings["hooks"]["UserPromptSubmit"] == plugin_hooks["UserPromptSubmit"]
     finally:
         memory_tool(box, "uninstall")
     assert "hooks" not in json.loads(box.settings_path.read_text())
