@@ -224,12 +224,12 @@ def search(
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
     extra is installed (loads numpy and the model: never on the hook path)."""
     from ..base.config import today
-    from .index import TEXT_ONLY_SQL, row_to_entry
+    from .index import row_to_entry, text_only_sql
 
     terms = query_terms(query)
     match = _match(terms)
     hits: list[Hit] = []
-    filters: list[str] = [f"e.{TEXT_ONLY_SQL}"]
+    filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
     room_list = [room] if room else (rooms or [])
     if room_list:
