@@ -87,7 +87,14 @@ def _brief_key(idx: Any, cwd: str) -> str:
     # rooms.yaml and the instincts file (a broken one is named there).
     memory_md = claude_folder_of(cwd).path / MEMORY_INDEX_NAME
     stamps = []
-    for path in (config_path(), memory_md, rooms_yaml(), *instincts_files()):
+    # install.json too: it names the command the brief tells Claude to run.
+    for path in (
+        config_path(),
+        memory_md,
+        rooms_yaml(),
+        *instincts_files(),
+        paths.install_record(),
+    ):
         try:
             st = os.stat(path)
             stamps.append(f"{st.st_mtime_ns}:{st.st_size}")

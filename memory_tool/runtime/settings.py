@@ -25,6 +25,7 @@ from ..base import paths
 from ..base.errors import SettingsError
 from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text, read_json_object
 from ..base.resources import hook_script, templates_dir
+from .command import AgentCommand, make_runnable, remove_link
 
 # The one table of the hook events memory-tool answers: `install` writes settings.json from it and
 # scripts/gen_plugin.py writes the plugin's hooks/hooks.json from it (a test keeps that file in
@@ -54,6 +55,7 @@ class InstallPlan:
     commands: dict[str, str]
     files: list[tuple[Path, str]] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)
+    agent: AgentCommand | None = None  # the `memory-tool` the brief names (not on a dry run)
 
     @property
     def changes(self) -> bool:
@@ -61,7 +63,7 @@ class InstallPlan:
 
 
 def record_file() -> Path:
-    return paths.state_root() / "install.json"
+    return paths.install_record()
 
 
 def backup_file(settings_path: Path) -> Path:
@@ -293,6 +295,10 @@ def install(dry_run: bool = False) -> InstallPlan:
         atomic_write_text(target, text)
         written.append([str(target), hashlib.sha256(text.encode("utf-8")).hexdigest()])
     record["files"] = written
+    plan.agent = make_runnable()
+    record["agent_command"] = plan.agent.command
+    record["agent_script"] = plan.agent.script
+    record["agent_link"] = plan.agent.link
     atomic_write_text(record_file(), json.dumps(record, indent=2) + "\n")
     return plan
 
@@ -335,6 +341,9 @@ def uninstall() -> UninstallReport:
             _write_settings(path, _dump(cleaned))
     kept_backup = _settle_backup(path, ours)
     removed_files, kept_files = [], []
+    link = remove_link(record)
+    if link is not None:
+        removed_files.append(link)
     for target, sha in record.get("files", []):
         p = Path(target)
         try:
