@@ -7,6 +7,8 @@
 #   ./install.sh              install (safe to run again: it is also how you upgrade)
 #   ./install.sh --uninstall  remove the hooks, the skill and the command (memory files are kept)
 #   MEMORY_TOOL_MCP=1 ./install.sh   also the MCP server (memory as tools; docs/mcp.md)
+#   MEMORY_TOOL_AGENTS=codex,gemini ./install.sh   also Codex CLI / Gemini CLI (or none; without
+#                             it a terminal is asked about the agents found; docs/agents.md)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,7 +19,7 @@ link="$bin_dir/memory-tool"
 
 if [ "${1:-}" = "--uninstall" ]; then
     if [ -x "$venv/bin/memory-tool" ]; then
-        "$venv/bin/memory-tool" uninstall
+        "$venv/bin/memory-tool" uninstall --agent all
     fi
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$venv/bin/memory-tool" ]; then
         rm "$link"
@@ -69,6 +71,23 @@ esac
 
 "$venv/bin/memory-tool" init   # also brings unedited config.yaml/rooms.yaml up to date
 "$venv/bin/memory-tool" install ${mcp_flag:+"$mcp_flag"}
+# Other coding agents on this machine get the same memory (docs/agents.md).
+agents="${MEMORY_TOOL_AGENTS:-}"
+if [ -z "$agents" ]; then
+    found="$("$venv/bin/python" -c \
+        'from memory_tool.runtime.agent_install import detect; print(",".join(detect()))')"
+    if [ -n "$found" ] && [ -t 0 ]; then
+        read -r -p "Give $found the same memory too? [Y/n] " answer
+        case "$answer" in [nN]*) agents=none ;; *) agents="$found" ;; esac
+    elif [ -n "$found" ]; then
+        echo "note: found $found; MEMORY_TOOL_AGENTS=$found ./install.sh gives it the same memory"
+    fi
+fi
+if [ -n "$agents" ] && [ "$agents" != none ]; then
+    for agent in ${agents//,/ }; do
+        "$venv/bin/memory-tool" install --agent "$agent"
+    done
+fi
 "$venv/bin/memory-tool" index >/dev/null
 echo
 echo "What Claude Code will be given at the start of a session in $(pwd):"

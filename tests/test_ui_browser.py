@@ -35,6 +35,7 @@ PAGES = [
     ("/brief", "Next session"),
     ("/rooms", "Rooms"),
     ("/inbox", "Inbox"),
+    ("/learned", "Learned"),
     ("/sessions", "Sessions"),
     ("/health", "Health"),
     ("/search?q=token+refresh", "Search"),
@@ -140,6 +141,67 @@ def test_accepting_an_inbox_item_writes_its_memory_file(tab: Tab) -> None:
     assert "Use ULIDs for every new public id, not UUIDv4." in path.read_text()
     assert "Use ULIDs" not in tab.page.locator("main").inner_text().replace(note, "")
     assert tab.page.locator("article.candidate").count() == 2
+
+
+def test_bulk_accept_of_ticked_inbox_items_writes_their_files(tab: Tab) -> None:
+    tab.open("/inbox")
+    for text in ("Use ULIDs for every new public id", "Don't mock the database"):
+        card = tab.page.locator("article.candidate", has_text=text)
+        card.locator("input[type=checkbox]").check()
+    tab.page.click("#bulk-accept")
+    tab.page.wait_for_url("**/inbox?**")
+    assert tab.flash() == "accepted 2 of 2"
+    left = tab.page.locator("article.candidate")
+    assert left.count() == 1 and "billing worker" in left.inner_text()
+    from memory_tool.store.index import open_index
+    from memory_tool.store.search import search
+
+    with open_index() as idx:
+        hit = search(idx, "ULIDs public id")[0].entry
+    assert "Use ULIDs for every new public id" in Path(hit.path).read_text()
+    tab.page.locator("article.candidate input[type=checkbox]").check()
+    tab.page.click("#bulk-reject")
+    tab.page.wait_for_url("**/inbox?**")
+    assert tab.flash() == "rejected 1 of 1" and tab.page.locator("article.candidate").count() == 0
+    assert tab.errors == []
+
+
+def test_forget_and_undo_from_the_learned_view_and_the_memory_page(tab: Tab) -> None:
+    from helpers import write_memory
+
+    from memory_tool.store.tree import claude_folder_of
+
+    path = write_memory(
+        claude_folder_of(tab.ui.root).path, "feedback_httpx.md", "Use httpx, not requests.",
+        type_="feedback", created="2026-11-28", origin="capture:correction",
+        originSessionId="5e55-0001-aaaa", captured_from="no, use httpx instead of requests",
+    )  # fmt: skip
+    tab.open("/learned")
+    row = tab.page.locator("table.learned tr", has_text="Use httpx")
+    assert "no, use httpx instead of requests" in row.inner_text()
+    assert "correction" in row.inner_text() and "live" in row.inner_text()
+    row.locator("button.forget").click()
+    tab.page.wait_for_url("**/learned?note=forgot*")
+    assert "forgotten: 2026-11-29" in path.read_text()
+    row = tab.page.locator("table.learned tr", has_text="Use httpx")
+    assert "history: forgotten 2026-11-29" in row.inner_text()
+    tab.open("/brief")
+    assert "Use httpx" not in tab.page.locator("#brief-text").inner_text()
+    tab.open("/learned")
+    tab.page.locator("table.learned tr", has_text="Use httpx").locator("button.unforget").click()
+    tab.page.wait_for_url("**/learned?note=*")
+    assert "forgotten" not in path.read_text()
+    # The memory page's own button.
+    mid = tab.ui.ids["fact0"]
+    tab.open(f"/memory/{mid}")
+    tab.page.click("#forget")
+    tab.page.wait_for_url(f"**/memory/{mid}?note=forgot*")
+    assert tab.page.locator("h1 .badge.state").inner_text() == "forgotten"
+    assert "forgotten: 2026-11-29" in _file_of(tab, mid).read_text()
+    tab.page.click("#unforget")
+    tab.page.wait_for_url(f"**/memory/{mid}?note=*")
+    assert "forgotten" not in _file_of(tab, mid).read_text()
+    assert tab.errors == []
 
 
 def test_editing_a_memory_changes_its_file(tab: Tab) -> None:

@@ -47,10 +47,11 @@ class Served:
         path: str,
         *,
         headers: dict[str, str] | None = None,
-        form: dict[str, str] | None = None,
+        form: dict[str, str] | list[tuple[str, str]] | None = None,
         authed: bool = True,
     ) -> tuple[int, dict[str, str], str]:
-        """One request; ``authed`` sends the run's cookie. Returns status, headers, body."""
+        """One request; ``authed`` sends the run's cookie; ``form`` as pairs may repeat a
+        field. Returns status, headers, body."""
         sent = {"Host": f"127.0.0.1:{self.port}"}
         if authed:
             sent["Cookie"] = self.cookie

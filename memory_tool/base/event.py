@@ -37,9 +37,11 @@ class HookEvent:
     # PreCompact / PostCompact: manual | auto; PostCompact also carries the summary it wrote.
     trigger: str = ""
     compact_summary: str = ""
+    # Which coding agent sent it: claude | codex | gemini (``runtime.agents``).
+    agent: str = "claude"
 
     @classmethod
-    def from_payload(cls, name: str, payload: dict[str, Any]) -> HookEvent:
+    def from_payload(cls, name: str, payload: dict[str, Any], agent: str = "claude") -> HookEvent:
         def text(key: str) -> str:
             value = payload.get(key)
             return value if isinstance(value, str) else ""
@@ -58,6 +60,7 @@ class HookEvent:
             reason=text("reason"),
             trigger=text("trigger"),
             compact_summary=text("compact_summary"),
+            agent=agent,
         )
 
     def with_prompt(self, prompt: str) -> HookEvent:

@@ -213,8 +213,10 @@ _NOT_A_SECRET_VALUE = LazyPattern(
     """
 )
 
-# Trailing punctuation that closes the surrounding code, not the secret: `f(password=abc)`.
-_TRAILING_CODE_PUNCT = LazyPattern(r"[,;)\]}]+$")
+# Trailing punctuation that closes the surrounding code or sentence, not the secret:
+# `f(password=abc)`, `password=hunter2. Never log …` (the full stop stays, so the text after
+# it is still a sentence of its own; at worst one character of a secret stays in view).
+_TRAILING_CODE_PUNCT = LazyPattern(r"[.!?,;)\]}]+$")
 
 
 def _kind_for(keyword: str) -> str:
@@ -441,11 +443,14 @@ def escape_fence(text: str) -> str:
 
 # One whole injected block, opening tag to closing tag; unclosed runs to the end (it is ours
 # and truncated, never the person's words).
+# Gemini CLI hands our context back HTML-escaped inside its own <hook_context> (seen with 0.61.0
+# in the prompt of AfterAgent and in its chat log): "&lt;memory-context&gt;" is a fence too.
 _INJECTED_BLOCK = LazyPattern(
-    r"<\s*memory-context(?![\w-])[^<>]*>.*?(?:<\s*/\s*memory-context\s*>|\Z)",
+    r"(?:<|&lt;)\s*memory-context(?![\w-])[^<>&]*(?:>|&gt;).*?"
+    r"(?:(?:<|&lt;)\s*/\s*memory-context\s*(?:>|&gt;)|\Z)",
     re.IGNORECASE | re.DOTALL,
 )
-_STRAY_FENCE_CLOSE = LazyPattern(r"<\s*/\s*memory-context\s*>", re.IGNORECASE)
+_STRAY_FENCE_CLOSE = LazyPattern(r"(?:<|&lt;)\s*/\s*memory-context\s*(?:>|&gt;)", re.IGNORECASE)
 
 
 def strip_injected(text: str) -> str:
@@ -455,7 +460,7 @@ def strip_injected(text: str) -> str:
     as if the session had said it. An unclosed block is removed to the end; a stray closing
     tag is removed on its own.
     """
-    if "<" not in text:
+    if "<" not in text and "&lt;" not in text:
         return text
     text = _INJECTED_BLOCK.sub("", text)
     return _STRAY_FENCE_CLOSE.sub("", text)

@@ -163,17 +163,85 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
 @click.argument("entry_id")
 @domain_errors
 def show(entry_id: str) -> None:
-    """Show one memory in full, with the file it comes from."""
+    """Show one memory in full, with the file it comes from, and its versions: the memories it
+    replaced (older) and what replaced it (newer), with their dates."""
     from ..store.entry import full_text
+    from ..store.lifecycle import chain, chain_line, status
 
     check_ids((entry_id,))  # a bad id is refused before anything is opened or built
     with open_index() as idx:
         ensure_built(idx)
         e = idx.get_current(entry_id)
+        versions = chain(idx, e)
     click.echo(full_text(e), nl=False)
     click.echo(f"file: {e.path}")
     if e.error:
         click.echo(f"problem: {e.error}")
+    state = status(e)
+    if state != "live" or versions.older or versions.newer or versions.missing:
+        click.echo(f"status: {state}")
+    for newer in reversed(versions.newer):
+        click.echo(f"newer: {chain_line(newer)}")
+    for older in versions.older:
+        click.echo(f"older: {chain_line(older)}")
+    for missing in versions.missing:
+        click.echo(f"broken chain: {missing} is no memory (`memory-tool doctor`)")
+    if versions.loop:
+        click.echo("broken chain: its versions go round in a loop (`memory-tool doctor`)")
+
+
+@main.command()
+@click.option("--undo", is_flag=True, help="Bring forgotten memories back.")
+@json_option
+@click.argument("entry_ids", nargs=-1, required=True, metavar="ID...")
+@domain_errors
+def forget(undo: bool, as_json: bool, entry_ids: tuple[str, ...]) -> None:
+    """Retire memories: they stop loading but stay on disk and in search, as history.
+
+    Writes `forgotten: <today>` into each memory's frontmatter (the file is kept) and takes its
+    MEMORY.md line out; `--undo` removes the key and puts the line back. A forgotten capture is
+    never captured again from the same source."""
+    from ..store import lifecycle
+
+    check_ids(entry_ids)
+    done = []
+    with open_index() as idx:
+        ensure_built(idx)
+        for entry_id in entry_ids:  # every id known before any file changes
+            idx.get_current(entry_id)
+        for entry_id in entry_ids:
+            e = lifecycle.unforget(idx, entry_id) if undo else lifecycle.forget(idx, entry_id)
+            done.append(e)
+    if as_json:
+        rows = [{"id": e.id, "path": e.path, "forgotten": e.forgotten} for e in done]
+        click.echo(json.dumps(rows))
+        return
+    for e in done:
+        if undo:
+            click.echo(f"{e.id} is back: it loads again ({e.path})")
+        else:
+            click.echo(
+                f"{e.id} forgotten: it no longer loads; still in search as history "
+                f"({e.path}). Undo: memory-tool forget --undo {e.id}"
+            )
+
+
+@main.command()
+@click.argument("old_id")
+@click.argument("new_id")
+@domain_errors
+def supersede(old_id: str, new_id: str) -> None:
+    """Retire OLD_ID in favour of NEW_ID (a newer version of the same fact).
+
+    OLD_ID gets `valid_to` and `superseded_by`, NEW_ID `valid_from` and `supersedes`: the old
+    memory stops loading and stays in search as history; `show` prints the chain."""
+    from ..store import lifecycle
+
+    check_ids((old_id, new_id))
+    with open_index() as idx:
+        ensure_built(idx)
+        old, new = lifecycle.supersede(idx, old_id, new_id)
+    click.echo(f"{old.id} superseded by {new.id} on {old.valid_to}: only {new.id} loads now")
 
 
 @main.command()

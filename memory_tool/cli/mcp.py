@@ -9,7 +9,7 @@ from .app import domain_errors, main
 @main.command("mcp")
 @domain_errors
 def mcp_cmd() -> None:
-    """Serve memory as MCP tools on stdin/stdout: search, peek, get, add, context.
+    """Serve memory as MCP tools on stdin/stdout: search, peek, get, add, forget, context.
 
     Claude Code starts it (registered by `memory-tool install --mcp` or a plugin's .mcp.json);
     it answers until the session closes its stdin. Needs the mcp extra."""

@@ -66,12 +66,18 @@ def classify(prompt: tuple[str, ...], explain: bool, as_json: bool) -> None:
 
 
 def _hit_json(h: Hit) -> dict[str, Any]:
-    return {
+    from ..store.entry import history_label
+
+    out: dict[str, Any] = {
         "id": h.entry.id,
         "score": float(f"{h.score:.4g}"),  # significant digits: BM25 scores can be ~1e-5
         "room": h.entry.room,
         "type": h.entry.type,
     }
+    history = history_label(h.entry)
+    if history:  # superseded, forgotten, or dated: found as history, said so
+        out["history"] = history
+    return out
 
 
 @main.command("search")

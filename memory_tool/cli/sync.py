@@ -256,13 +256,33 @@ def team_remove(name: str, force: bool) -> None:
 
 
 @main.command("export")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option(
+    "--agents-md",
+    "agents_md",
+    flag_value="AGENTS.md",
+    help="Instead: write this project's critical rules and facts into AGENTS.md, between "
+    "markers (for agents without hooks: Cursor, Copilot, Windsurf); the Scribe keeps it current.",
+)
+@click.option("--gemini-md", "agents_md", flag_value="GEMINI.md", help="The same into GEMINI.md.")
 @cwd_option
 @domain_errors
-def export_cmd(file: str, cwd: str) -> None:
+def export_cmd(file: str | None, agents_md: str | None, cwd: str) -> None:
     """Write what a sync would send to FILE.tar.gz (a move without a remote).
 
     Redacted like a sync; projects are keyed by origin URL (or their id, or their path)."""
+    if agents_md:
+        from ..store.index import open_index
+        from ..tiers import agents_md as instructions
+
+        with open_index() as idx:
+            idx.refresh(cwd)
+            path, changed = instructions.export(idx, cwd, agents_md)
+        click.echo(f"{path}: {'updated' if changed else 'already up to date'}")
+        click.echo("  only the text between the memory-tool markers is ours; the rest is kept")
+        return
+    if not file:
+        raise click.UsageError("give FILE (an archive to write) or --agents-md / --gemini-md")
     report = archive.export(file, cwd)
     projects = f"{report.projects} project{'' if report.projects == 1 else 's'}"
     click.echo(f"exported {report.files} files ({projects}) to {report.path}")

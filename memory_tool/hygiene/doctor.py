@@ -11,6 +11,7 @@ from ..base.config import load_config, today
 from ..store import tree
 from ..store.index import Index
 from .always_load import always_load_findings
+from .chains import chain_findings
 from .drift import link_findings
 from .duplicates import duplicate_findings, duplicate_findings_for
 from .files import folder_findings
@@ -47,6 +48,7 @@ def diagnose(
     findings += folder_findings(tree.all_folders())
     mark_fixable(findings)
     findings += link_findings(entries, entries)
+    findings += chain_findings(idx)
     if duplicates:
         findings += duplicate_findings(entries)
     projects = sorted({f.project for f in claude} | ({project} if project else set()))
@@ -79,6 +81,7 @@ def diagnose_entry(
     findings = base_findings([entry], roots, here, day, cfg)
     mark_fixable(findings)
     findings += link_findings([entry], entries)
+    findings += chain_findings(idx, only=entry.id)
     findings += duplicate_findings_for(entry, entries)
     project = entry.project or (paths.project_key(cwd) if cwd is not None else "")
     if project:

@@ -106,11 +106,15 @@ def _disagreement(a: _Text, b: _Text) -> str:
 def duplicate_findings(entries: Sequence[Entry]) -> list[Finding]:
     from rapidfuzz import fuzz, process
 
-    # What the tool wrote itself (summaries of similar sessions) is no merge candidate.
+    # What the tool wrote itself (summaries of similar sessions) is no merge candidate; nor is
+    # a retired memory (superseded or forgotten): it disagrees with its successor on purpose.
     pool = [
         e
         for e in entries
-        if e.source not in ("context", "session") and not e.error and not is_generated(e)
+        if e.source not in ("context", "session")
+        and not e.error
+        and not is_generated(e)
+        and not (e.superseded_by or e.forgotten)
     ]
     texts = [_Text.of(_compare_text(e)) for e in pool]
     df: Counter[tuple[str, str]] = Counter()

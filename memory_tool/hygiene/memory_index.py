@@ -88,6 +88,8 @@ def memory_index_findings(
             e = by_path.get(p)
             if e is not None and not is_text(e):
                 continue  # no MEMORY.md line for a binary file: the file check names it
+            if e is not None and (e.superseded_by or e.forgotten):
+                continue  # retired: its line was taken out so Claude Code no longer loads it
             name = os.path.basename(p)
             msg = f"{name} is not listed in MEMORY.md"
             if raw is None:

@@ -22,7 +22,7 @@ from ..base import paths
 from ..base.config import config_path, load_config, today
 from ..recall.layers import Unit, l1_candidates, l2_candidates
 from ..store import tree
-from ..store.entry import Entry, is_text
+from ..store.entry import Entry, is_live, is_text
 from ..store.index import Index
 from ..store.rooms import instincts_files, rooms_yaml
 from .age import age_findings
@@ -50,8 +50,9 @@ def base_findings(
     """The checks both the SessionStart line and ``doctor`` run: config.yaml, rooms.yaml, age,
     files, paths, MEMORY.md."""
     by_path = {e.path: e for e in entries}
-    # A file that is not text is named once, as such: its age or paths mean nothing.
-    text = [e for e in entries if is_text(e)]
+    # A file that is not text is named once, as such: its age or paths mean nothing. Nor do a
+    # retired memory's (superseded, forgotten, ended): it is history, kept as it was.
+    text = [e for e in entries if is_text(e) and is_live(e, day)]
     findings = config_findings() + rooms_findings() + conflict_findings(entries)
     findings += age_findings(text, day, cfg)
     findings += file_findings(entries)

@@ -305,6 +305,28 @@ def add(
 
 
 @_tool_errors
+def forget(
+    id: Annotated[str, Field(description="The id of the memory to retire, e.g. f-3fa9c1.")],
+    undo: Annotated[bool, Field(description="Bring a forgotten memory back.")] = False,
+) -> str:
+    """Retire a memory that is wrong or no longer holds, as the CLI's `memory-tool forget`
+    does: it stops loading (brief, room recall) but its file stays, found by search as history;
+    undo brings it back. Use it when the user says a saved memory is wrong."""
+    from ..store import lifecycle
+
+    depth.check_ids((id,))
+    with _index() as idx:
+        if undo:
+            entry = lifecycle.unforget(idx, id)
+            return answer(f"{entry.id} is back: it loads again\n")
+        entry = lifecycle.forget(idx, id)
+    return answer(
+        f"{entry.id} forgotten: it no longer loads; still in search as history "
+        f"(undo: forget with undo)\n"
+    )
+
+
+@_tool_errors
 def context(
     situation: Annotated[
         str | None,
@@ -347,11 +369,16 @@ TOOLS: tuple[tuple[Callable[..., str], ToolAnnotations], ...] = (
         add,
         ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     ),
+    (
+        # Reversible (undo), and the file is kept: not destructive.
+        forget,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    ),
 )
 
 
 def build() -> MCPServer[Any]:
-    """The server with its five tools."""
+    """The server with its six tools."""
     from importlib import metadata
 
     try:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from ..base import paths, tokens
 from ..base.errors import InvalidIdError, UnknownIdError
 from ..base.record import record
-from ..store.entry import ID_RE, USER_ID_RE, Entry, full_text
+from ..store.entry import ID_RE, USER_ID_RE, Entry, full_text, history_label
 from ..store.index import Index
 from ..store.search import Hit, search
 
@@ -91,8 +91,11 @@ def unknown_filters(idx: Index, **filters: str | None) -> list[str]:
 
 
 def hit_line(hit: Hit) -> str:
-    """One search result: the id and where it lives (about 10 tokens)."""
-    return f"{hit.entry.id} {hit.entry.room or hit.entry.type}\n"
+    """One search result: the id and where it lives (about 10 tokens); a retired memory says so,
+    with its dates (``history: superseded 2026-11-30 by p-7d41b0``)."""
+    history = history_label(hit.entry)
+    where = f"{hit.entry.id} {hit.entry.room or hit.entry.type}"
+    return f"{where} ({history})\n" if history else f"{where}\n"
 
 
 def fetch(idx: Index, ids: Iterable[str]) -> tuple[list[Entry], list[str]]:

@@ -70,6 +70,7 @@ def room_recall(
     judge it by). ``cfg``: the configuration when the caller has it already (the hook does)."""
     from ..base.config import load_config, today
     from ..store.classify import instincts_for
+    from ..store.entry import is_live
     from ..store.rooms import compiled_rooms, load_instinct_records
 
     result = RecallResult("L3", budget)
@@ -99,6 +100,7 @@ def room_recall(
         fuzzy=False,
         home_project=home,
         candidate_factor=L3_CANDIDATE_FACTOR,
+        live_only=True,
     )
     matched = [h.entry for h in hits if h.entry.type != "user"]
     ids = {e.id for e in matched}
@@ -106,7 +108,7 @@ def room_recall(
     rest = [e for e in members if e.id not in ids and e.id not in skip]
     ranked = matched + rank(rest, today(), cfg if cfg is not None else load_config())
     # As the files are now: an edited memory is shown as edited, a deleted one not at all.
-    ranked = [e for e in idx.current(ranked) if e.room in names]
+    ranked = [e for e in idx.current(ranked) if e.room in names and is_live(e, today())]
     instinct_lines: list[str] = []
     try:
         from ..store.classify import load_instincts

@@ -1,7 +1,10 @@
 """What a session has already been given: ids injected by SessionStart (L1/L2) and by earlier
 prompts (L3/L4), so no entry is injected twice in one session, and the room its last prompt was
-about, so a follow-up that names no topic can recall it again (memory_tool/followup.py). Small
-JSON files under ``<state>/sessions/``, removed after a few days."""
+about, so a follow-up that names no topic can recall it again (memory_tool/followup.py). Besides
+entry ids the record holds markers for the tiers' pieces (``handoff:…``, ``hot:…``): whatever it
+holds, the conversation holds, until a compaction (what Claude Code keeps then:
+docs/tiers.md#what-the-client-keeps). Small JSON files under ``<state>/sessions/``, removed
+after a few days."""
 
 from __future__ import annotations
 
@@ -58,25 +61,42 @@ def last_room(state: dict[str, Any]) -> tuple[str, float] | None:
     return None
 
 
+def pending_ids(session_id: str | None, state: dict[str, Any] | None = None) -> set[str]:
+    """What SessionStart gave since the session's last prompt. Claude Code (2.1.332) sends a
+    SessionStart context with the next prompt; a compaction that comes first (``claude -p
+    /compact --resume``) keeps it, while it drops everything already sent."""
+    data = session_state(session_id) if state is None else state
+    pending = data.get("pending", [])
+    return {str(i) for i in pending} if isinstance(pending, list) else set()
+
+
 def remember_ids(
     session_id: str | None,
     ids: list[str],
     room: str | None | Unchanged = UNCHANGED,
     now: float | None = None,
+    *,
+    pending: bool = False,
 ) -> None:
     """Add ``ids`` to what the session has seen; ``room`` (when given) replaces its last room,
-    ``None`` clears it."""
+    ``None`` clears it. ``pending``: SessionStart gave them (see ``pending_ids``); any other
+    call is a prompt, which sends what was pending."""
     path = _session_file(session_id) if session_id else None
-    if not path or (not ids and room is UNCHANGED):
+    if not path:
+        return
+    state = session_state(session_id)
+    held = pending_ids(session_id, state)
+    if not ids and room is UNCHANGED and (pending or not held):
         return
     from ..base.fsutil import atomic_write_text
 
-    state = session_state(session_id)
     previous = last_room(state)
-    if not ids and room is None and previous is None:
+    if not ids and room is None and previous is None and not held:
         return  # a no-room prompt in a session with no room: nothing to write
     when = int(now if now is not None else time.time())
     data: dict[str, Any] = {"injected": sorted(seen_ids(session_id, state) | set(ids))}
+    if pending:
+        data["pending"] = sorted(held | set(ids))
     if room is UNCHANGED:
         if previous:
             data["room"], data["room_at"] = previous
@@ -89,7 +109,8 @@ def remember_ids(
 
 
 def reset_ids(session_id: str | None, ids: list[str]) -> None:
-    """The session's context was replaced (compaction): only ``ids`` are in it now. The room of
+    """The session's context was replaced (compaction): only what SessionStart gave since the
+    last prompt (``pending_ids``, which compaction keeps) and ``ids`` are in it now. The room of
     its last prompt is kept (a follow-up still continues it)."""
     path = _session_file(session_id) if session_id else None
     if not path:
@@ -98,7 +119,9 @@ def reset_ids(session_id: str | None, ids: list[str]) -> None:
 
     state = session_state(session_id)
     data: dict[str, Any] = {k: v for k, v in state.items() if k in ("room", "room_at")}
-    data["injected"] = sorted(set(ids))
+    kept = sorted(pending_ids(session_id, state) | set(ids))
+    data["injected"] = kept
+    data["pending"] = kept  # the compact SessionStart's context waits for the next prompt too
     data["updated"] = int(time.time())
     with contextlib.suppress(OSError):
         atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))

@@ -35,6 +35,10 @@ HANDLER_MODULES = {
     "PostCompact": ("compact", "on_post_compact"),
 }
 HANDLERS: dict[str, Handler] = {}
+# Claude Code (2.1.332) makes Claude go on when a Stop or SubagentStop answer carries context:
+# eight more model calls a turn. Their answers are Stop's own format (a block, a message to the
+# person) or nothing, whichever handler answers.
+STOP_EVENTS = ("Stop", "SubagentStop")
 
 
 def register(event: str, handler: Handler) -> None:
@@ -59,8 +63,14 @@ def context(event: str, text: str) -> dict[str, Any] | None:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
-    """Entry point of every hook. Always returns 0."""
+def run(
+    event: str,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+    agent: str = "claude",
+) -> int:
+    """Entry point of every hook. Always returns 0. ``event`` is the agent's own name for it;
+    for an agent other than Claude Code, ``runtime.agents`` translates payload and answer."""
     out = stdout or sys.stdout
     if os.environ.get("MEMORY_TOOL_NESTED"):  # a `claude -p` we started ourselves: stay out
         return 0
@@ -82,10 +92,21 @@ def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = Non
         if not isinstance(payload, dict):
             log_error(event, "stdin JSON is not an object: ignored")
             return 0
+        native = event
+        if agent != "claude":
+            from . import agents
+
+            event = agents.our_event(agent, native)
+            payload = agents.payload_for(agent, payload)
         handler = load_handler(event)
         if handler is None:
             return 0
-        result = handler(HookEvent.from_payload(event, payload))
+        result = handler(HookEvent.from_payload(event, payload, agent=agent))
+        if result is not None and agent != "claude":
+            result = agents.answer_for(agent, native, result)
+        if result is not None and event in STOP_EVENTS and "hookSpecificOutput" in result:
+            log_error(event, "a Stop answer carried context (it makes Claude go on): dropped")
+            result = {k: v for k, v in result.items() if k != "hookSpecificOutput"} or None
         if result is None:
             return 0
         text = json.dumps(result, ensure_ascii=False)
@@ -102,9 +123,12 @@ def run(event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m memory_tool.runtime.dispatch EVENT`` (payload on stdin)."""
+    """``python -m memory_tool.runtime.dispatch [--agent AGENT] EVENT`` (payload on stdin)."""
     args = sys.argv[1:] if argv is None else argv
-    return run(args[0]) if args else 0
+    agent = "claude"
+    if len(args) >= 2 and args[0] == "--agent":
+        agent, args = args[1], args[2:]
+    return run(args[0], agent=agent) if args else 0
 
 
 if __name__ == "__main__":

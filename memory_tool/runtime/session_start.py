@@ -31,11 +31,17 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
     cwd = event.cwd
     source = event.source or "startup"
     resuming = source in RESUMING_SOURCES
-    from ..recall.seen import forget_old_sessions, ids_in, remember_ids, seen_ids
+    from ..recall.seen import forget_old_sessions, ids_in, pending_ids, remember_ids, seen_ids
 
-    # After compaction the conversation holds only its summary: what memory gave it before
-    # may come again.
-    seen = seen_ids(event.session_id) if source in ("resume", "fork") else set()
+    # What the conversation already holds is not given again (docs/tiers.md, "What the client
+    # keeps"): on resume, everything the session was given; after compaction, only what
+    # SessionStart gave since the last prompt (the client keeps that, and drops the rest).
+    if source in ("resume", "fork"):
+        seen = seen_ids(event.session_id)
+    elif source == "compact":
+        seen = pending_ids(event.session_id)
+    else:
+        seen = set()
     idx = open_index()
     try:
         idx.refresh_for_wake(cwd)
@@ -48,7 +54,7 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
             from ..hygiene.wake_line import wake_units
             from ..recall.wake import build_brief
 
-            extra: list[Any] = _resume_units(idx, event, source) if resuming else []
+            extra: list[Any] = _resume_units(idx, event, source, seen) if resuming else []
             extra += handoff
             extra += wake_units(idx, cwd)  # one line when memory needs attention
             brief = build_brief(idx, cwd, extra=extra)
@@ -68,13 +74,26 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
 
             reset_ids(event.session_id, ids_in(text) + given)
         else:
-            remember_ids(event.session_id, ids_in(text) + given)
+            remember_ids(event.session_id, ids_in(text) + given, pending=True)
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
         forget_old_sessions()
         spawn_background_refresh()
-    ensure_server()  # warm for the session's first prompt
+    if os.environ.get("CLAUDE_PLUGIN_ROOT"):
+        _plugin_secret()
+    ensure_server(event.session_id)  # for the session's HTTP hooks
     spawn_sync("start", cwd=cwd)  # detached: a teammate's or another machine's new memory
     return context("SessionStart", text)
+
+
+def _plugin_secret() -> None:
+    """The plugin's HTTP hooks send the secret settings.json holds: give it one if it has none
+    (its HTTP hooks get 403 until the next session, which reads it at start)."""
+    from .hook_http import read_secret
+
+    if read_secret(paths.settings_file()) is None:
+        from .settings import add_secret
+
+        add_secret()
 
 
 def _brief_key(idx: Any, cwd: str) -> str:
@@ -115,7 +134,8 @@ def _handoff_units(idx: Any, cwd: str, *, first_only: bool, seen: set[str]) -> l
 
 
 def _deliver(units: list[Any], session_id: str) -> list[str]:
-    """Record the handoff as given (if the brief kept it) and return its marker."""
+    """Record the handoff as given (if the brief kept it) and return the markers of what the
+    tier units handed over (the handoff, the hot state)."""
     if not any(u.given for u in units):
         return []
     from ..tiers.inject import deliver
@@ -124,9 +144,10 @@ def _deliver(units: list[Any], session_id: str) -> list[str]:
     return given
 
 
-def _resume_units(idx: Any, event: HookEvent, source: str) -> list[Any]:
-    """On resume or after compaction the session's hot state comes back (tiers)."""
+def _resume_units(idx: Any, event: HookEvent, source: str, seen: set[str]) -> list[Any]:
+    """On resume or after compaction the session's hot state comes back (tiers), unless the
+    conversation holds it (``seen``)."""
     from ..tiers.inject import resume_units
 
-    units: list[Any] = resume_units(idx, event, source)
+    units: list[Any] = resume_units(idx, event, source, exclude=seen)
     return units

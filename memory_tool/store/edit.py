@@ -246,6 +246,16 @@ def save_memory(
     return _write(idx, mf, head, text)
 
 
+def set_fields(idx: Index, entry_id: str, fields: dict[str, str | None]) -> Entry:
+    """Set (a value) or remove (None) top-level frontmatter keys of a memory, every other line
+    of the file as it was; the file is written once, atomically, then indexed again."""
+    mf = open_memory(idx, entry_id)
+    head = mf.frontmatter
+    for key, value in fields.items():
+        head = _with_field(head, key, value)
+    return mf.entry if head == mf.frontmatter else _write(idx, mf, head, mf.body)
+
+
 def set_pinned(idx: Index, entry_id: str, pinned: bool) -> Entry:
     """Pin (``always: true``: loaded at every session start) or unpin a memory."""
     mf = open_memory(idx, entry_id)

@@ -129,6 +129,14 @@ class Entry:
     size: int = 0
     error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Versioning (store/lifecycle.py): the days a fact holds, what replaced it or what it
+    # replaced, and when a person retired it. A memory that is not live loads in no layer but
+    # stays searchable as history.
+    valid_from: str = ""
+    valid_to: str = ""
+    superseded_by: str = ""
+    supersedes: str = ""
+    forgotten: str = ""
 
     @property
     def letter(self) -> str:
@@ -187,11 +195,15 @@ def _shown(value: Any) -> str:
     return text
 
 
+# Frontmatter keys whose value must be a date (YYYY-MM-DD).
+DATE_KEYS = ("created", "expires", "valid_from", "valid_to")
+
+
 def invalid_values(meta: dict[str, Any]) -> dict[str, str]:
     """Frontmatter values that were given but cannot be used as written (the doctor reports
     them; parsing falls back to an inferred date, no expiry, or a clamped importance)."""
     out: dict[str, str] = {}
-    for key in ("created", "expires"):
+    for key in DATE_KEYS:
         value = meta.get(key)
         if value not in (None, "") and not _iso_date(value):
             out[key] = _shown(value)
@@ -218,7 +230,8 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
 FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
-        "expires id originSessionId"
+        "expires id originSessionId valid_from valid_to superseded_by supersedes forgotten "
+        "origin captured_from confirmed project"
     ).split()
 )
 _YAML_HOW = (
@@ -352,6 +365,47 @@ def _text_of(value: Any) -> str:
     return str(value).encode("utf-8", "replace").decode("utf-8").strip()
 
 
+# A captured memory's quoted source line is kept (in ``extra``) up to this many characters: the
+# Learned view shows it; the file holds the whole line.
+CAPTURED_FROM_MAX_CHARS = 300
+# Where a memory came from, when something captured it (frontmatter -> ``extra`` key).
+_PROVENANCE_KEYS = (
+    ("origin", "origin"),
+    ("originSessionId", "origin_session"),
+    ("captured_from", "captured_from"),
+    ("confirmed", "confirmed"),
+)
+
+
+def _provenance(entry: Entry, meta: dict[str, Any]) -> None:
+    """Copy a captured memory's provenance (``origin: capture:<signal>``, the session, the
+    quoted line, the day it was last seen again) into ``entry.extra`` for the Learned view."""
+    for key, name in _PROVENANCE_KEYS:
+        value = meta.get(key)
+        if value in (None, ""):
+            continue
+        text = _iso_date(value) if key == "confirmed" else sanitize(one_line(_text_of(value)))
+        if text:
+            entry.extra[name] = text[:CAPTURED_FROM_MAX_CHARS]
+
+
+def _id_text(value: Any) -> str:
+    """A memory id named in frontmatter (``superseded_by:``), as written (one line, capped): one
+    that names no memory still retires it, and the doctor reports the broken chain."""
+    text = one_line(_text_of(value))
+    return text[:INVALID_VALUE_MAX_CHARS]
+
+
+# ``forgotten: true`` (written by hand, no date) still retires the memory.
+FORGOTTEN_UNDATED = "yes"
+
+
+def _forgotten(value: Any) -> str:
+    if value in (None, "", False):
+        return ""
+    return _iso_date(value) or (FORGOTTEN_UNDATED if _as_bool(value) else "")
+
+
 def not_text_share(text: str) -> float:
     """The share of ``text`` that is control characters, NUL bytes or undecodable bytes."""
     if not text:
@@ -456,9 +510,67 @@ def render(entry: Entry) -> None:
     if len(preview_src) > PREVIEW_CHARS:
         preview += "…"
     room = f"{team}{entry.room or '-'}"
-    entry.summary = f"{entry.id} {room} {entry.type} {entry.created or '?'} {preview}\n"
+    history = history_label(entry)
+    history = f"({history}) " if history else ""
+    entry.summary = f"{entry.id} {room} {entry.type} {entry.created or '?'} {history}{preview}\n"
     entry.summary_tokens = tokens.count(entry.summary)
     entry.full_tokens = tokens.count(full_text(entry))
+
+
+def _today(day: dt.date | None) -> dt.date:
+    if day is not None:
+        return day
+    from ..base.config import today
+
+    return today()
+
+
+def is_live(entry: Entry, today: dt.date | None = None) -> bool:
+    """Whether ``entry`` may load (L1/L2/L3): not superseded, not forgotten, and ``today``
+    within its valid_from..valid_to days (both inclusive). The same rule as ``index.LIVE_SQL``;
+    ``store.lifecycle`` writes these keys."""
+    if entry.superseded_by or entry.forgotten:
+        return False
+    if not (entry.valid_to or entry.valid_from):
+        return True
+    day = _today(today).isoformat()
+    if entry.valid_to and entry.valid_to < day:
+        return False
+    return not (entry.valid_from and entry.valid_from > day)
+
+
+def status(entry: Entry, today: dt.date | None = None) -> str:
+    """One word for where a memory is in its life: live, superseded, forgotten, ended (past its
+    valid_to) or pending (before its valid_from)."""
+    if entry.forgotten:
+        return "forgotten"
+    if entry.superseded_by:
+        return "superseded"
+    day = _today(today).isoformat()
+    if entry.valid_to and entry.valid_to < day:
+        return "ended"
+    if entry.valid_from and entry.valid_from > day:
+        return "pending"
+    return "live"
+
+
+def history_label(entry: Entry) -> str:
+    """How a retired memory is labelled where it is still found (search, deep recall, show):
+    "history: superseded 2026-11-30 by p-1a2b3c", "history: forgotten 2026-11-30", or for a
+    fact with an end date "valid to 2026-12-31" (history once the day has passed); "" for the
+    rest. Dates are written into the label so it holds whatever day it is read."""
+    if entry.forgotten:
+        day = "" if entry.forgotten == FORGOTTEN_UNDATED else f" {entry.forgotten}"
+        return f"history: forgotten{day}"
+    if entry.superseded_by:
+        day = f" {entry.valid_to}" if entry.valid_to else ""
+        return f"history: superseded{day} by {escape_fence(entry.superseded_by)}"
+    parts = []
+    if entry.valid_from:
+        parts.append(f"valid from {entry.valid_from}")
+    if entry.valid_to:
+        parts.append(f"valid to {entry.valid_to}")
+    return ", ".join(parts)
 
 
 def team_label(entry: Entry) -> str:
@@ -476,6 +588,9 @@ def full_text(entry: Entry) -> str:
     if entry.description and not one_line(entry.body).startswith(one_line(entry.description)):
         parts.append(entry.description)
     meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"
+    history = history_label(entry)
+    if history:
+        meta += f"; {history}"
     parts.append(meta)
     parts.append(entry.body.strip())
     return escape_fence("\n".join(p for p in parts if p)) + "\n"
@@ -577,6 +692,11 @@ def parse_file(
         mtime_ns=st_mtime_ns or 0,
         size=st_size or 0,
         error=error,
+        valid_from=_iso_date(meta.get("valid_from")),
+        valid_to=_iso_date(meta.get("valid_to")),
+        superseded_by=_id_text(meta.get("superseded_by")),
+        supersedes=_id_text(meta.get("supersedes")),
+        forgotten=_forgotten(meta.get("forgotten")),
     )
     own_id = _text_of(meta.get("id"))
     if own_id and USER_ID_RE.match(own_id):
@@ -585,6 +705,7 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    _provenance(entry, meta)
     invalid = invalid_values(meta)
     if invalid:
         entry.extra["invalid"] = invalid

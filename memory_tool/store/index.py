@@ -44,8 +44,12 @@ FULL_REFRESH_INTERVAL_S = 300
 # 4: a file that is not text is marked as such and holds no text; control characters dropped;
 #    a critical rule is a rule (feedback, or never/must/always) with an irreversible consequence;
 #    a room memory's `project:` is its project.
-# 5: a file over MAX_FILE_BYTES is not read (was: its first part), an unreadable one says why.
-PARSER_VERSION = "5"
+# 5: versioning keys (valid_from, valid_to, superseded_by, supersedes, forgotten) and the
+#    history label in a retired memory's summary and full text.
+# 6: a captured memory's provenance (origin, originSessionId, captured_from, confirmed) in
+#    ``extra``.
+# 7: a file over MAX_FILE_BYTES is not read (was: its first part), an unreadable one says why.
+PARSER_VERSION = "7"
 # Sources whose files a project's machine-independent id seeds the ids of (what sync carries
 # under ``projects/<id>/``), and where the ids in force were last applied.
 SHARED_SOURCES = ("claude", "cold")
@@ -60,7 +64,8 @@ ENTRY_COLUMNS = (
     "id", "path", "source", "project", "type", "name", "description", "body", "room",
     "room_origin", "tags", "created", "created_inferred", "updated", "importance", "always",
     "expires", "priority", "dedupe_key", "line", "line_tokens", "summary", "summary_tokens",
-    "full_tokens", "mtime_ns", "size", "error", "extra",
+    "full_tokens", "mtime_ns", "size", "error", "extra", "valid_from", "valid_to",
+    "superseded_by", "supersedes", "forgotten",
 )  # fmt: skip
 
 
@@ -72,6 +77,27 @@ def text_only_sql(alias: str = "") -> str:
 
 UNUSABLE_ERRORS = ("not text", "unreadable", "too large")  # entry.UNUSABLE (a test checks)
 TEXT_ONLY_SQL = text_only_sql()
+# What the loaded layers (L1, L2, L3, the tiers' wiki) may use: a live memory, neither
+# superseded nor forgotten, within its valid_from..valid_to days (both inclusive). Two ``?``:
+# today's date, twice (``live_params``). ``store.lifecycle.is_live`` says the same in Python.
+_LIVE_TEMPLATE = (
+    "{a}superseded_by = '' AND {a}forgotten = '' AND ({a}valid_to = '' OR {a}valid_to >= ?) "
+    "AND ({a}valid_from = '' OR {a}valid_from <= ?)"
+)
+LIVE_SQL = _LIVE_TEMPLATE.format(a="")
+
+
+def live_sql(alias: str = "") -> str:
+    """``LIVE_SQL`` with its columns qualified by ``alias`` (``e.``)."""
+    return _LIVE_TEMPLATE.format(a=alias)
+
+
+def live_params() -> tuple[str, str]:
+    from ..base.config import today
+
+    day = today().isoformat()
+    return day, day
+
 
 RoomClassifier = Callable[["Entry"], "str | None"]
 
@@ -95,7 +121,8 @@ def _row_values(e: Entry) -> tuple[Any, ...]:
         e.room_origin, json.dumps(e.tags), e.created, int(e.created_inferred), e.updated,
         e.importance, int(e.always), e.expires, e.priority, e.dedupe_key, e.line, e.line_tokens,
         e.summary, e.summary_tokens, e.full_tokens, e.mtime_ns, e.size, e.error,
-        json.dumps(e.extra),
+        json.dumps(e.extra), e.valid_from, e.valid_to, e.superseded_by, e.supersedes,
+        e.forgotten,
     )  # fmt: skip
 
 
@@ -378,7 +405,10 @@ class Index:
 
     def identity_facts(self) -> list[Entry]:
         """L1's candidates: what is known about the user, from every project and identity/."""
-        return self.query(f"type = 'user' AND source != 'session' AND {TEXT_ONLY_SQL}")
+        return self.query(
+            f"type = 'user' AND source != 'session' AND {TEXT_ONLY_SQL} AND {LIVE_SQL}",
+            live_params(),
+        )
 
     def project_facts(self, project: str, context_path: str | None = None) -> list[Entry]:
         """L2's own candidates: the rules and facts of ``project``'s memory folder and
@@ -387,8 +417,8 @@ class Index:
         None takes every CONTEXT.md of the project."""
         facts = self.query(
             "project = ? AND type IN ('project', 'feedback') AND source IN ('claude', 'context') "
-            f"AND {TEXT_ONLY_SQL}",
-            (project,),
+            f"AND {TEXT_ONLY_SQL} AND {LIVE_SQL}",
+            (project, *live_params()),
         )
         if context_path is None:
             return facts
@@ -402,9 +432,22 @@ class Index:
         return self.query(
             "always = 1 AND type != 'user' AND source != 'session' "
             "AND (source NOT IN ('claude', 'context', 'room') OR project IN ('', ?)) "
-            f"AND {TEXT_ONLY_SQL}",
-            (project,),
+            f"AND {TEXT_ONLY_SQL} AND {LIVE_SQL}",
+            (project, *live_params()),
         )
+
+    def captured(self, limit: int = 500) -> list[Entry]:
+        """Memories something captured (``origin: capture:<signal>``), newest first, live or
+        retired: what the Learned view lists."""
+        return [
+            row_to_entry(r)
+            for r in self.conn.execute(
+                "SELECT * FROM entries WHERE source != 'session' "
+                "AND json_extract(extra, '$.origin') LIKE 'capture:%' "
+                "ORDER BY created DESC, id LIMIT ?",
+                (limit,),
+            )
+        ]
 
     def project_memory_ids(self, project: str) -> list[str]:
         """Ids of everything in ``project``'s memory folder and CONTEXT.md."""

@@ -89,6 +89,18 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        # Versioning (store/lifecycle.py): which memories still load. Columns, not ``extra``, so
+        # the layers filter in SQL and the doctor follows chains by index.
+        "006_lifecycle",
+        """
+        ALTER TABLE entries ADD COLUMN valid_from TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN valid_to TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN superseded_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN supersedes TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN forgotten TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 ]
 
 

@@ -23,7 +23,7 @@ from ..base.fsutil import append_line_locked, atomic_write_text, create_exclusiv
 from ..base.privacy import sanitize
 from ..base.resources import templates_dir
 from . import tree
-from .entry import CLAUDE_TYPES, Entry
+from .entry import CLAUDE_TYPES, Entry, is_live
 from .index import Index
 
 PALACE_DIRS = ("identity", "rooms", "wiki", "cold", "hot", "inbox", "logs")
@@ -311,10 +311,13 @@ def add_memory(
 
 
 def find_duplicate(index: Index, folder: Path, body: str) -> Entry | None:
-    """The memory of ``folder`` (its sub-folders included) whose text is ``body``, if any."""
+    """The live memory of ``folder`` (its sub-folders included) whose text is ``body``, if any:
+    a superseded or forgotten one is history, and saving its text again makes a new memory."""
     for path, text in index.bodies_under(str(folder) + os.sep, len(body), len(body) + 8):
         if text.strip() == body and os.path.exists(path):
-            return index.get_by_path(path)
+            entry = index.get_by_path(path)
+            if is_live(entry):
+                return entry
     return None
 
 
@@ -343,6 +346,7 @@ def find_near_duplicate(
         home_project=home_project,
         sources=(folder.source,),
         room=folder.room or None,
+        live_only=True,
     )
     for hit in hits:
         e = hit.entry

@@ -190,14 +190,14 @@ def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int)
     """The most important, then newest, memories of ``rooms`` (no identity facts, past sessions
     or cold summaries; other projects' own facts stay with them): what fills L3 beyond the
     memories the prompt's words matched."""
-    from .index import TEXT_ONLY_SQL, row_to_entry
+    from .index import LIVE_SQL, TEXT_ONLY_SQL, live_params, row_to_entry
 
     marks = ",".join("?" * len(rooms))
     rows = idx.conn.execute(
         f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
-        f"AND type != 'user' AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} "
+        f"AND type != 'user' AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} AND {LIVE_SQL} "
         f"ORDER BY importance DESC, created DESC LIMIT ?",
-        (*rooms, home_project, limit),
+        (*rooms, home_project, *live_params(), limit),
     ).fetchall()
     return [row_to_entry(r) for r in rows]
 
@@ -219,18 +219,24 @@ def search(
     sources: tuple[str, ...] = (),
     candidate_factor: int = CANDIDATE_FACTOR,
     semantic: bool = False,
+    live_only: bool = False,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
-    extra is installed (loads numpy and the model: never on the hook path)."""
+    extra is installed (loads numpy and the model: never on the hook path). ``live_only``:
+    leave out superseded, forgotten and out-of-date memories (what a loaded layer may hold);
+    without it they are found too, as history (their summary says so)."""
     from ..base.config import today
-    from .index import row_to_entry, text_only_sql
+    from .index import live_params, live_sql, row_to_entry, text_only_sql
 
     terms = query_terms(query)
     match = _match(terms)
     hits: list[Hit] = []
     filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
+    if live_only:
+        filters.append(f"({live_sql('e.')})")
+        filter_params += live_params()
     room_list = [room] if room else (rooms or [])
     if room_list:
         filters.append(f"e.room IN ({','.join('?' * len(room_list))})")
@@ -293,7 +299,10 @@ def search(
             idx, query, hits, filters, filter_params, limit * candidate_factor, exclude
         )
     if not hits and fuzzy and query.strip():
-        hits = _fuzzy(idx, query, room=room, type_=type_, project=project, exclude=exclude)
+        hits = _fuzzy(
+            idx, query, room=room, type_=type_, project=project, exclude=exclude,
+            live_only=live_only,
+        )  # fmt: skip
     return hits[:limit]
 
 
@@ -364,13 +373,18 @@ def _fuzzy(
     type_: str | None,
     project: str | None,
     exclude: set[str] | frozenset[str],
+    live_only: bool = False,
 ) -> list[Hit]:
     """Typos and partial words FTS cannot match: rapidfuzz over names and descriptions."""
     from rapidfuzz import fuzz, process
 
-    from .index import TEXT_ONLY_SQL, row_to_entry
+    from .index import LIVE_SQL, TEXT_ONLY_SQL, live_params, row_to_entry
 
-    where, params = [TEXT_ONLY_SQL], []
+    where: list[str] = [TEXT_ONLY_SQL]
+    params: list[Any] = []
+    if live_only:
+        where.append(f"({LIVE_SQL})")
+        params += live_params()
     for col, value in (("room", room), ("type", type_), ("project", project)):
         if value:
             where.append(f"{col} = ?")

@@ -234,6 +234,10 @@ def _events_of(obj: dict[str, Any]) -> list[Event]:
         "is_meta": obj.get("isMeta") is True,
     }
     kind = obj.get("type")
+    if kind == "response_item" or kind == "session_meta":
+        return _codex_events(obj, common)
+    if kind in ("user", "gemini") and "message" not in obj and "content" in obj:
+        return _gemini_events(obj, common)
     message = obj.get("message")
     content = message.get("content") if isinstance(message, dict) else None
 
@@ -314,14 +318,138 @@ def _assistant_events(content: object, common: dict[str, Any]) -> list[Event]:
     return events
 
 
+def _codex_events(obj: dict[str, Any], common: dict[str, Any]) -> list[Event]:
+    """A line of a Codex CLI rollout file (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``):
+    ``session_meta`` (the session's id and folder), then ``response_item`` lines holding what
+    the model saw and said: messages (user / assistant / developer), function calls and their
+    output. Developer messages (Codex's instructions, our own context) are not the person."""
+    payload = obj.get("payload")
+    if not isinstance(payload, dict):
+        return []
+    if obj.get("type") == "session_meta":
+        common = {**common, "session_id": _str(payload.get("id")), "cwd": _str(payload.get("cwd"))}
+        return [Event("other", **common)]
+    ptype = payload.get("type")
+    if ptype == "message":
+        role = payload.get("role")
+        texts = [
+            _str(b.get("text"))
+            for b in payload.get("content") or []
+            if isinstance(b, dict) and b.get("type") in ("input_text", "output_text")
+        ]
+        if role == "user":
+            return [e for t in texts for e in _person_event(t, common)]
+        if role == "assistant":
+            return [Event("assistant", t, **common) for t in texts if t.strip()]
+        return []
+    if ptype in ("function_call", "custom_tool_call", "local_shell_call"):
+        name = _str(payload.get("name")) or ptype
+        raw = payload.get("arguments", payload.get("input", payload.get("action")))
+        if name == "apply_patch" and isinstance(raw, str):
+            # Codex edits files with a patch: one Edit per file it names.
+            return [
+                Event(
+                    "tool_use",
+                    tool_name="Edit",
+                    tool_input=_str(m.group(1)).strip(),
+                    tool_use_id=_str(payload.get("call_id")),
+                    **common,
+                )
+                for m in _PATCH_FILE.finditer(raw)
+            ]
+        tool_input: object = raw
+        if isinstance(raw, str):
+            try:
+                tool_input = json.loads(raw)
+            except ValueError:
+                tool_input = raw
+        if name in ("shell", "exec_command", "local_shell_call") and isinstance(tool_input, dict):
+            command = tool_input.get("command") or tool_input.get("cmd")
+            if isinstance(command, list):
+                command = " ".join(str(c) for c in command)
+            tool_input = {"command": command}
+            name = "Bash"
+        return [
+            Event(
+                "tool_use",
+                tool_name=name,
+                tool_input=_summarise_input(name, tool_input),
+                tool_use_id=_str(payload.get("call_id")),
+                **common,
+            )
+        ]
+    if ptype in ("function_call_output", "custom_tool_call_output"):
+        output = payload.get("output")
+        if isinstance(output, dict):
+            output = output.get("content") or output.get("output")
+        return [
+            Event(
+                "tool_result",
+                _block_text(output)[:MAX_TOOL_RESULT_CHARS],
+                tool_use_id=_str(payload.get("call_id")),
+                **common,
+            )
+        ]
+    return [Event("other", **common)]
+
+
+_PATCH_FILE = LazyPattern(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+def _gemini_events(obj: dict[str, Any], common: dict[str, Any]) -> list[Event]:
+    """A line of a Gemini CLI chat log (``~/.gemini/tmp/<project>/chats/session-*.jsonl``):
+    ``{"type": "user" | "gemini", "content": <text or parts>, "toolCalls": [...]}``. Metadata
+    lines (``{"$set": ...}``, the session header) have no such type and yield nothing."""
+    content = obj.get("content")
+    text = _block_text(content) if isinstance(content, (str, list)) else ""
+    if obj.get("type") == "user":
+        return _person_event(text, common)
+    events: list[Event] = []
+    if text.strip():
+        events.append(Event("assistant", text, **common))
+    for call in obj.get("toolCalls") or []:
+        if not isinstance(call, dict):
+            continue
+        name = _str(call.get("name"))
+        args = call.get("args")
+        if name == "run_shell_command":
+            name, args = "Bash", {"command": (args or {}).get("command")}
+        elif name in ("write_file", "replace") and isinstance(args, dict):
+            name, args = ("Write" if name == "write_file" else "Edit"), args
+        events.append(
+            Event(
+                "tool_use",
+                tool_name=name,
+                tool_input=_summarise_input(name, args),
+                tool_use_id=_str(call.get("id")),
+                **common,
+            )
+        )
+        result = call.get("result")
+        if result is not None:
+            events.append(
+                Event(
+                    "tool_result",
+                    _block_text(result)[:MAX_TOOL_RESULT_CHARS],
+                    tool_use_id=_str(call.get("id")),
+                    is_error=call.get("status") == "error",
+                    **common,
+                )
+            )
+    return events
+
+
 def _block_text(content: object) -> str:
     """Text of a string or of a list of content blocks (images and the like skipped)."""
     if isinstance(content, str):
         return _str(content)
     if not isinstance(content, list):
         return ""
+    # Gemini's parts are {"text": ...} with no type.
     parts = [
-        _str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        _str(b.get("text"))
+        for b in content
+        if isinstance(b, dict) and b.get("type", "text") == "text"
     ]
     return "\n".join(p for p in parts if p)
 
@@ -355,6 +483,12 @@ _WRAPPER_TAGS = (
     "bash-stderr",
     "task-notification",
     "user-prompt-submit-hook",
+    # Codex CLI and Gemini CLI put these into the first user turns themselves.
+    "environment_context",
+    "user_instructions",
+    "skills_instructions",
+    "session_context",
+    "hook_context",
 )
 _WRAPPER_BLOCK = LazyPattern(
     r"<(" + "|".join(_WRAPPER_TAGS) + r")(?![\w-])[^>]*>.*?(?:</\1\s*>|\Z)", re.DOTALL

@@ -29,9 +29,7 @@ from .hot import (
     hot_sections,
     load_state,
     read_handoff_section,
-    save_state,
     session_key,
-    session_lock,
 )
 from .situations import LOAD_TABLE, situation_of
 
@@ -301,11 +299,14 @@ def handoff_units(
 
 def deliver(units: list[Unit], session_id: str) -> list[str]:
     """Record that a session was given the handoff among ``units`` (later sessions are not);
-    returns the markers to add to the session's no-repeat record."""
+    returns the markers to add to the session's no-repeat record (the handoff's, the hot
+    state's)."""
     from .handoff import HandoffFile, mark_delivered
 
-    given = sorted({u.given for u in units if u.given.startswith("handoff:")})
+    given = sorted({u.given for u in units if u.given})
     for marker in given:
+        if not marker.startswith("handoff:"):
+            continue
         _, rest = marker.split(":", 1)
         path, mtime, size = rest.rsplit(":", 2)
         mark_delivered(HandoffFile(Path(path), float(mtime), int(size)), session_id)
@@ -318,6 +319,16 @@ def _day(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch).date().isoformat()
 
 
+HOT_MARKER = "hot:"
+
+
+def holds_hot(exclude: frozenset[str] | set[str]) -> bool:
+    """The conversation holds a hot state already: the session's record has a hot marker
+    (until a compaction drops it). Between compactions the conversation holds the work itself,
+    so one hot section per request is all it needs."""
+    return any(m.startswith(HOT_MARKER) for m in exclude)
+
+
 def hot_units(
     idx: Index,
     state: dict[str, Any] | None,
@@ -326,23 +337,29 @@ def hot_units(
     *,
     snapshot: bool = False,
 ) -> list[Unit]:
-    """The hot state as units. ``snapshot``: as of the last Stop, with the counts the Scribe
-    stored then (a prompt hook must not load the tokenizer for a line it has not seen);
-    otherwise as of now, counted through the token cache."""
+    """The hot state as units, each marked ``hot:<digest>`` for the session's no-repeat record.
+    ``snapshot``: as of the last Stop, with the counts the Scribe stored then (a prompt hook
+    must not load the tokenizer for a line it has not seen); otherwise as of now, counted
+    through the token cache."""
     if not state or not (state["task"] or state["actions"]):
         return []
     stored = state.get("hot_snapshot")
     if snapshot and isinstance(stored, list) and stored:
         counts = {str(t): int(n) for t, n in stored}
-        return _pack(
+        units = _pack(
             HOT_HEADING,
             list(counts),
             lambda text: counts[text] if text in counts else idx.count_cached(text),
             budget,
             max_chars,
         )
-    lines = list(dict.fromkeys(hot_lines(state, read_handoff_section(state["session_id"]))))
-    return _pack(HOT_HEADING, lines, idx.count_cached, budget, max_chars)
+    else:
+        lines = list(dict.fromkeys(hot_lines(state, read_handoff_section(state["session_id"]))))
+        units = _pack(HOT_HEADING, lines, idx.count_cached, budget, max_chars)
+    from ..recall.layers import Unit
+
+    marker = HOT_MARKER + _hot_digest(units)
+    return [Unit(u.text, u.tokens, marker) for u in units] if units else []
 
 
 def _room_left(units: list[Unit], budget: int, max_chars: int) -> tuple[int, int]:
@@ -373,7 +390,7 @@ def units_for(
     def left() -> tuple[int, int]:
         return _room_left(units, budget, max_chars)
 
-    if want_hot:
+    if want_hot and not holds_hot(exclude):
         tokens_left, chars_left = left()
         units += hot_units(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
@@ -393,7 +410,7 @@ def units_for(
     elif cold == "search":
         found = search(
             idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
-            exclude=exclude, fuzzy=False,
+            exclude=exclude, fuzzy=False, live_only=True,
         )  # fmt: skip
         hits = [h.entry for h in found]
         if not hits and situation == "incident":
@@ -412,7 +429,7 @@ def units_for(
         # Another project's promoted records stay with it (search.own_facts_sql).
         found = search(
             idx, prompt, limit=MAX_WIKI_HITS, home_project=project, sources=("wiki",),
-            exclude=exclude, fuzzy=False,
+            exclude=exclude, fuzzy=False, live_only=True,
         )  # fmt: skip
         units += wiki_units(idx, [h.entry for h in found], *left())
     return units
@@ -424,27 +441,6 @@ def _hot_digest(units: list[Unit]) -> str:
     return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
 
 
-def _mark_hot_injected(session_id: str, hot: list[Unit]) -> None:
-    """Remember which hot state the conversation already holds (not sent twice in a row)."""
-    if not hot:
-        return
-    with session_lock(session_id):
-        state = load_state(session_id)
-        if state is not None:
-            state["hot_injected"] = _hot_digest(hot)
-            save_state(state)
-
-
-def _hot_len(units: list[Unit]) -> int:
-    """How many leading units are the hot section (heading and its lines)."""
-    if not units or units[0].text != HOT_HEADING:
-        return 0
-    n = 1
-    while n < len(units) and not units[n].text.startswith("## "):
-        n += 1
-    return n
-
-
 def prompt_context(
     idx: Index,
     event: HookEvent,
@@ -452,15 +448,15 @@ def prompt_context(
     exclude: frozenset[str] | set[str] = frozenset(),
 ) -> list[Unit]:
     """UserPromptSubmit: the tiers this prompt's situation calls for, within ``budget_tokens``
-    (exact cl100k, units not fenced: the caller fences and escapes nothing further). The hot
-    state is left out when the conversation already got exactly this hot state (SessionStart on
-    resume, or an earlier "where were we")."""
+    (exact cl100k, units not fenced: the caller fences and escapes nothing further). Nothing
+    the conversation holds (``exclude``: the session's record) comes again: not an id, not the
+    handoff, not a second hot state."""
     prompt = event.prompt
     situation = situation_of(prompt)
     if situation == "new" or budget_tokens <= 0:
         return []
     state = load_state(event.session_id) if event.session_id else None
-    units = units_for(
+    return units_for(
         idx,
         situation,
         prompt=prompt,
@@ -471,26 +467,20 @@ def prompt_context(
         snapshot=True,
         exclude=exclude,
     )
-    n_hot = _hot_len(units)
-    if n_hot and state is not None:
-        if _hot_digest(units[:n_hot]) == state.get("hot_injected"):
-            units = units[n_hot:]
-        else:
-            _mark_hot_injected(state["session_id"], units[:n_hot])
-    return units
 
 
-def resume_units(idx: Index, event: HookEvent, source: str) -> list[Unit]:
+def resume_units(
+    idx: Index, event: HookEvent, source: str, exclude: frozenset[str] | set[str] = frozenset()
+) -> list[Unit]:
     """SessionStart on resume or compact: this session's hot state comes back (and on resume
-    the latest summary of another session of this project), within RESUME_BUDGET_TOKENS."""
+    the latest summary of another session of this project), within RESUME_BUDGET_TOKENS;
+    neither when the conversation holds it (``exclude``: the session's record)."""
     state = update_session(event)
     cwd = event.cwd
     budget, max_chars = RESUME_BUDGET_TOKENS, RESUME_MAX_CHARS
-    units = hot_units(idx, state, HOT_INJECT_MAX_TOKENS, max_chars)
-    if state is not None:
-        _mark_hot_injected(state["session_id"], units)
+    units = [] if holds_hot(exclude) else hot_units(idx, state, HOT_INJECT_MAX_TOKENS, max_chars)
     if source in ("resume", "fork"):
         sid = state["session_id"] if state else ""
         left = _room_left(units, budget, max_chars)
-        units += latest_cold_units(idx, paths.project_key(cwd), sid, *left)
+        units += latest_cold_units(idx, paths.project_key(cwd), sid, *left, exclude=exclude)
     return units

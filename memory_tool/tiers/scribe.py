@@ -42,7 +42,7 @@ from ..base.fsutil import atomic_write_text, file_lock
 from ..base.privacy import sanitize, strip_injected
 from ..store import tree
 from ..store.entry import Entry
-from ..store.index import Index, with_recovery
+from ..store.index import Index, open_index, with_recovery
 from . import digest
 from . import inject as tiers
 from .hot import (
@@ -502,7 +502,7 @@ def _worth_a_summary(state: dict[str, Any]) -> bool:
 def run(session_id: str, *, final: bool = False, model: bool | None = None) -> Entry | None:
     """Bring the session's cold summary, inbox candidates and the rolling window up to date.
     ``final``: the session ended (SessionEnd), so the optional model summary may run."""
-    from .inbox import write_candidates
+    from .capture import capture_session
 
     key = session_key(session_id)
     with file_lock(hot_dir() / f".{key}.scribe.lock"):
@@ -514,9 +514,14 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
                 state["generation"] += 1
                 write_hot_file(state)
                 save_state(state)
-        if not _has_content(state) or not _worth_a_summary(state):
+        if not _has_content(state):
             return None
         cfg = load_config()
+        if not _worth_a_summary(state):
+            if state["notes"]:  # "I prefer terse answers." alone is no task, but worth keeping
+                with open_index() as idx:
+                    capture_session(idx, state, cfg)
+            return None
         if model is None:
             model = final and bool(cfg.get("cold", {}).get("model_summary"))
         if model:
@@ -531,14 +536,8 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             hot = tiers.hot_lines(state, handoff)
             warm_tokens(idx, [tiers.HOT_HEADING])
             snapshot = [[text, idx.count_cached(text)] for text in hot]
-            found = [(n["kind"], n["text"]) for n in state["notes"]]
-            write_candidates(
-                found,
-                session=session_id,
-                project=state["project"],
-                cwd=state["cwd"],
-                day=today().isoformat(),
-            )
+            # What the session said explicitly becomes memory; hints go to the inbox.
+            capture_session(idx, state, cfg)
             roll(idx, cfg, keep=entry.path)
             return entry, snapshot
 
@@ -555,7 +554,21 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
                 latest["model_summary"] = state["model_summary"]
             save_state(latest)
         prune_hot(keep=session_id)
+        _refresh_instructions(state["cwd"])
         return entry
+
+
+def _refresh_instructions(cwd: str) -> None:
+    """Keep the memory block of the project's AGENTS.md / GEMINI.md current (only where the
+    person exported one: ``tiers.agents_md``)."""
+    from ..base.log import log_error
+    from . import agents_md
+
+    try:
+        with open_index() as idx:
+            agents_md.refresh(idx, cwd)
+    except Exception as exc:  # noqa: BLE001 - the summary is written; this is a courtesy
+        log_error("scribe", f"AGENTS.md refresh: {exc}")
 
 
 def state_from_transcript(path: Path, cwd: str | None = None) -> dict[str, Any]:

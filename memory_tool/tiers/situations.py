@@ -10,7 +10,8 @@ When to load (the design's table, as behaviour; ``tiers.prompt_context`` applies
     incident    (in the conversation)    search this project's        matching records
 During a live session the hot state *is* the conversation, so it is re-sent only when the
 conversation lost it: after compaction and on resume (``tiers.resume_units``, SessionStart) and
-when the person asks to pick up where things were ("continue", "where were we").
+when the person asks to pick up where things were ("continue", "where were we"), and never while
+the conversation still holds one (``tiers.inject.holds_hot``).
 
 Hook path: runs on every prompt, stdlib only.
 """

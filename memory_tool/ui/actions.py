@@ -14,6 +14,9 @@ from .security import CSRF_FIELD, csrf_ok
 
 # The accept form's choice of place: "" (as proposed), "wiki", "project" or "room:<name>".
 ROOM_CHOICE = "room:"
+LEARNED_PATH = "/learned"
+# One bulk inbox action handles at most this many candidates (a form can name any number).
+BULK_MAX = 500
 
 
 async def _form(request: Any) -> dict[str, str]:
@@ -118,10 +121,55 @@ def _archive(idx: Any, entry_id: str, form: dict[str, str]) -> Any:
     return archive_memory(idx, entry_id)
 
 
+def _forget(idx: Any, entry_id: str, form: dict[str, str]) -> Any:
+    from ..store.lifecycle import forget
+
+    return forget(idx, entry_id)
+
+
+def _unforget(idx: Any, entry_id: str, form: dict[str, str]) -> Any:
+    from ..store.lifecycle import unforget
+
+    return unforget(idx, entry_id)
+
+
+def _back_to(form: dict[str, str], entry: Any) -> str:
+    """Where a forget sends the person: the Learned view when it was pressed there, else the
+    memory's page (never a path the form names: no redirect elsewhere)."""
+    return LEARNED_PATH if form.get("back") == LEARNED_PATH else f"/memory/{entry.id}"
+
+
+def _memory_action_back(
+    change: Callable[[Any, str, dict[str, str]], Any], note: Callable[[Any], str]
+) -> Callable[[Any], Any]:
+    """``_memory_action`` for the buttons the Learned view has too: back where pressed."""
+
+    async def handler(request: Any) -> Any:
+        form = await _form(request)
+        entry_id = request.path_params["entry_id"]
+
+        def work() -> Any:
+            with index() as idx:
+                return change(idx, entry_id, form)
+
+        try:
+            result = await _run(work)
+        except MemoryToolError as exc:
+            back = LEARNED_PATH if form.get("back") == LEARNED_PATH else f"/memory/{entry_id}"
+            return _back(back, error=str(exc))
+        return _back(_back_to(form, result), note=note(result))
+
+    return handler
+
+
 pin = _memory_action(_pin, lambda e: (f"/memory/{e.id}", "pinned: loaded at every session start"))
 unpin = _memory_action(_unpin, lambda e: (f"/memory/{e.id}", "unpinned"))
 move = _memory_action(_move, lambda e: (f"/memory/{e.id}", f"moved to room {e.room}"))
 archive = _memory_action(_archive, lambda p: ("/rooms", f"archived to {p}"))
+forget = _memory_action_back(
+    _forget, lambda e: f"forgot {e.id}: it no longer loads (still in search as history)"
+)
+unforget = _memory_action_back(_unforget, lambda e: f"{e.id} is back: it loads again")
 
 
 # --- inbox --------------------------------------------------------------------------------------
@@ -171,6 +219,45 @@ async def inbox_reject(request: Any) -> Any:
     except MemoryToolError as exc:
         return _back("/inbox", error=str(exc))
     return _back("/inbox", note=f"rejected {c.id}: it is not offered again")
+
+
+async def inbox_bulk(request: Any) -> Any:
+    """Accept (as proposed) or reject every checked candidate at once; one note says how many,
+    and the first error, if any, is shown with the count of those that failed."""
+    from starlette.exceptions import HTTPException
+
+    from ..tiers import inbox
+
+    form = await request.form()
+    if not csrf_ok(form.get(CSRF_FIELD), settings_of(request).keys):
+        raise HTTPException(403, "403 Forbidden: the form's CSRF value is missing or wrong.")
+    action = form.get("action")
+    cids = [c for c in form.getlist("cid") if isinstance(c, str)][:BULK_MAX]
+    if action not in ("accept", "reject"):
+        return _back("/inbox", error="choose Accept selected or Reject selected.")
+    if not cids:
+        return _back("/inbox", error="tick the candidates to accept or reject first.")
+
+    def work() -> tuple[int, list[str]]:
+        done, errors = 0, []
+        with index() as idx:
+            for cid in cids:
+                try:
+                    if action == "accept":
+                        inbox.accept(idx, cid)
+                    else:
+                        inbox.reject(cid)
+                    done += 1
+                except MemoryToolError as exc:
+                    errors.append(f"{cid}: {exc}")
+        return done, errors
+
+    done, errors = await _run(work)
+    verb = "accepted" if action == "accept" else "rejected"
+    note = f"{verb} {done} of {len(cids)}"
+    if errors:
+        return _back("/inbox", note=note, error=f"{len(errors)} failed; {errors[0]}")
+    return _back("/inbox", note=note)
 
 
 # --- health -------------------------------------------------------------------------------------

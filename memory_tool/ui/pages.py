@@ -11,6 +11,9 @@ from typing import Any
 from ..base import paths
 from ..base.config import load_config, today
 from ..base.errors import MemoryToolError
+from ..store.entry import history_label
+from ..store.entry import status as status_of
+from ..store.lifecycle import chain
 from .render import facts, fresh, index, open_project, render, settings_of
 
 # Search shows this many hits: a page of ids, as `memory-tool search --limit 20`.
@@ -176,6 +179,7 @@ def memory_view(
         compiled = compiled_rooms()
         room_names = [r for r in compiled.names if injects(r, compiled)]
         info = facts(e)
+        versions = chain(idx, e)
     return render(
         request,
         "memory.html",
@@ -190,6 +194,38 @@ def memory_view(
         rooms=room_names,
         form_error=error,
         draft=draft or {},
+        state=status_of(e),
+        history=history_label(e),
+        versions=versions,
+        version_state={v.id: status_of(v) for v in versions.older + versions.newer},
+    )
+
+
+# --- learned ------------------------------------------------------------------------------------
+
+# The Learned view lists at most this many captures (newest first): a page, not a dump.
+LEARNED_LIMIT = 300
+
+
+def learned(request: Any) -> Any:
+    """What auto-capture saved (``origin: capture:<signal>``), newest first, grouped by the
+    session it came from: the signal, the quoted source line, where it stands (live, superseded,
+    forgotten), and a Forget (or Undo) button each."""
+    s = settings_of(request)
+    with index() as idx:
+        fresh(idx, s.cwd)
+        entries = idx.current(idx.captured(LEARNED_LIMIT))
+    sessions: dict[str, list[Any]] = defaultdict(list)
+    for e in entries:
+        sessions[str(e.extra.get("origin_session") or "")].append(e)
+    groups = sorted(sessions.items(), key=lambda kv: max(e.created for e in kv[1]), reverse=True)
+    return render(
+        request,
+        "learned.html",
+        groups=groups,
+        total=len(entries),
+        states={e.id: status_of(e) for e in entries},
+        history={e.id: history_label(e) for e in entries},
     )
 
 

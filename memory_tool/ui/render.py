@@ -27,6 +27,7 @@ NAV = (
     ("/brief", "Next session"),
     ("/rooms", "Rooms"),
     ("/inbox", "Inbox"),
+    ("/learned", "Learned"),
     ("/sessions", "Sessions"),
     ("/health", "Health"),
 )

@@ -176,6 +176,13 @@ class FakeAnthropicAPI:
             self._queue.clear()
             self.requests.clear()
 
+    def drop_pending(self) -> int:
+        """Forget the scripted turns nobody asked for (the recorded requests stay); how many."""
+        with self._lock:
+            n = len(self._queue)
+            self._queue.clear()
+            return n
+
     # ---- inspection ------------------------------------------------------------------------
     def messages_requests(self) -> list[RecordedRequest]:
         """Every POST /v1/messages, side requests included, in arrival order."""

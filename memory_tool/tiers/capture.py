@@ -1,0 +1,600 @@
+"""Auto-capture: what a session said explicitly becomes memory, with no step by the user.
+
+The Scribe (detached, after Stop and SessionEnd) hands each new signal of the session
+(``signals``: the person's rules, corrections and statements about themselves; Claude's
+``[DECISION]``/``[GOTCHA]``/``[REUSE]``/``[DEFER]`` tags) to :func:`capture_session`, which
+writes it as a live memory where it would have been filed by hand:
+
+=============  ===============  ==============================================================
+signal         type             where
+=============  ===============  ==============================================================
+correction     feedback         the project's memory folder (L2), ``room:`` the classifier's
+rule           feedback         the project's memory folder (L2)
+identity       user             the project's memory folder (L1 reads users of every project)
+decision       project          the project's memory folder (L2)
+defer          project          the project's memory folder (L2), as "Open item: …"
+reuse          reference        the project's memory folder (L3 through its room, L4)
+gotcha         reference        the classifier's room, as this project's (``project:``);
+                                without a room, the project's memory folder as a project fact
+heuristic      (inbox)          ``<state>/inbox/``, waiting for a person
+=============  ===============  ==============================================================
+
+No model call, nothing on the prompt path: regular expressions, one classifier call and an
+index search per signal. ``capture.mode`` (config): ``auto`` (default) as above, ``inbox``
+(every signal to the inbox, as before auto-capture), ``off`` (nothing).
+
+Before a memory is written it is compared with every memory the session could be given (the
+project's memory folder, Claude's own auto-memory files and ``MEMORY.md`` lines among them, the
+palace's rooms, identity and wiki, team palaces): a repeat refreshes the memory that holds it
+(``confirmed:`` today, importance one up) instead of writing a second. Each captured signal is
+recorded in a ledger keyed by its session and a hash of its source line, so the same
+transcript read twice (Stop, then SessionEnd; a second Scribe run) never writes twice, and a
+memory someone forgot (``memory-tool forget``) is never captured again from the same source.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..base import paths
+from ..base.config import today
+from ..base.errors import MemoryToolError, NearDuplicateError
+from ..base.fsutil import append_line_locked, file_lock
+from ..base.record import field, record
+from ..store import tree
+from ..store.entry import Entry
+from ..store.index import Index
+from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
+
+CAPTURE_MODES = ("auto", "inbox", "off")
+DEFAULT_MODE = "auto"
+CAPTURE_DIR = "capture"
+LEDGER_FILE = "ledger.jsonl"
+# The source line kept in a memory's ``captured_from``: enough to recognise where it came from.
+CAPTURED_FROM_MAX_CHARS = 300
+# A repeat raises a captured memory's importance by one, up to this: 5 ("critical") is a
+# person's word, never earned by being said again.
+REPEAT_IMPORTANCE_MAX = 4
+# Repeats are looked for among this many search matches of the new fact (memories holding its
+# rare words rank first).
+SAME_CANDIDATES = 20
+# A memory this many times longer (in words) than the new fact is a page about many things,
+# not the same fact said at more length.
+SAME_MAX_LENGTH_FACTOR = 4
+
+# signal -> memory type
+TYPES = {
+    "correction": "feedback",
+    "rule": "feedback",
+    "identity": "user",
+    "decision": "project",
+    "defer": "project",
+    "reuse": "reference",
+    "gotcha": "reference",
+}
+# What a captured memory is called in the brief's "Learned" line, by signal.
+NOUNS = {
+    "correction": ("rule", "rules"),
+    "rule": ("rule", "rules"),
+    "identity": ("fact about you", "facts about you"),
+    "decision": ("decision", "decisions"),
+    "defer": ("open item", "open items"),
+    "reuse": ("reference", "references"),
+    "gotcha": ("gotcha", "gotchas"),
+}
+OPEN_ITEM_PREFIX = "Open item: "
+
+
+def mode_of(cfg: dict[str, Any]) -> str:
+    value = str(cfg.get("capture", {}).get("mode", DEFAULT_MODE)).strip().lower()
+    if value in ("false", "no", "none", "0"):  # YAML reads a bare `off` as false
+        return "off"
+    return value if value in CAPTURE_MODES else DEFAULT_MODE
+
+
+@record
+class Captured:
+    """What became of one signal: ``verdict`` written, repeat, forgotten, inbox, skipped."""
+
+    signal: str
+    text: str
+    verdict: str
+    entry: Entry | None = None
+    replaced: list[str] = field(default_factory=list)  # ids it superseded
+
+
+@record
+class CaptureReport:
+    done: list[Captured] = field(default_factory=list)
+
+    def of(self, verdict: str) -> list[Captured]:
+        return [c for c in self.done if c.verdict == verdict]
+
+
+def capture_dir() -> Path:
+    return paths.palace_dir(CAPTURE_DIR)
+
+
+# --- the ledger: every signal handled, by source ------------------------------------------------
+
+
+def source_key(session: str, line: str, text: str) -> str:
+    """``<session>:<hash>`` of one fact of one source line: the same line of the same session
+    is the same capture, whichever run reads it."""
+    digest = hashlib.sha1(f"{line}\n{text}".encode("utf-8", "replace")).hexdigest()[:16]
+    return f"{session}:{digest}"
+
+
+def ledger_path() -> Path:
+    return capture_dir() / LEDGER_FILE
+
+
+def ledger() -> dict[str, dict[str, Any]]:
+    """Source key -> what was done with it (``verdict``, ``id``)."""
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        text = ledger_path().read_text(encoding="utf-8")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("key"), str):
+            out[row["key"]] = row
+    return out
+
+
+def _record(key: str, done: Captured, project: str, day: str) -> None:
+    row = {
+        "key": key,
+        "verdict": done.verdict,
+        "signal": done.signal,
+        "id": done.entry.id if done.entry else "",
+        "project": project,
+        "day": day,
+    }
+    append_line_locked(ledger_path(), json.dumps(row, ensure_ascii=False))
+
+
+# --- where a fact goes --------------------------------------------------------------------------
+
+
+def pick_room(text: str) -> str | None:
+    """The room the classifier picks for ``text`` (as for a prompt), or None."""
+    from ..store.classify import classify
+    from ..store.rooms import compiled_rooms
+
+    try:
+        rooms = classify(text, compiled_rooms())
+    except MemoryToolError:
+        return None  # a broken rooms.yaml: filed without a room
+    return rooms[0][0] if rooms else None
+
+
+def body_of(signal: str, text: str) -> str:
+    return OPEN_ITEM_PREFIX + text if signal == "defer" else text
+
+
+# --- repeats ------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*")
+# Words that say how, not what: a repeat is judged on the rest ("Use httpx instead of
+# requests." and "Prefer httpx over requests for HTTP calls." share httpx and requests).
+_HOW_WORDS = frozenset(
+    "use uses using used prefer prefers preferred over instead rather than always never "
+    "don't dont do not should must please the a an of for to in on with and or is are be by "
+    "we you it this that our your at as from all any when via only user".split()
+)
+_NEGATION = re.compile(r"\b(?:never|not|no|don'?t|do not|avoid|stop)\b", re.IGNORECASE)
+# "X instead of Y", "X over Y", "X rather than Y", "X, not Y": the choice a fact makes.
+_CHOICE = re.compile(
+    r"(?:use|prefer|choose|pick|go with|switch to|move to)?\s*`?(?P<new>[\w.\-/]+)`?\s*"
+    r"(?:,\s*)?(?:instead of|over|rather than|not)\s+`?(?P<old>[\w.\-/]+)`?",
+    re.IGNORECASE,
+)
+# "switch from Y to X", "replace Y with X", "move from Y to X", "Y -> X".
+_SWITCH = re.compile(
+    r"(?:(?:switch|switched|move|moved|migrate|migrated|go|went)\s+from\s+`?(?P<old>[\w.\-/]+)`?"
+    r"\s+to\s+`?(?P<new>[\w.\-/]+)`?)"
+    r"|(?:replace[ds]?\s+`?(?P<old2>[\w.\-/]+)`?\s+(?:with|by)\s+`?(?P<new2>[\w.\-/]+)`?)"
+    r"|(?:`?(?P<old3>[\w.\-/]+)`?\s*(?:->|\u2192)\s*`?(?P<new3>[\w.\-/]+)`?)",
+    re.IGNORECASE,
+)
+# What a fact says to use: "use pandas for dataframes" -> (pandas, "for dataframes").
+_USES = re.compile(
+    r"\b(?:use|uses|using|prefer|prefers|choose|chose|pick|go with|stick with|switch to|"
+    r"we use|is done with|are done with)\s+`?(?P<tool>[\w.\-/]+)`?(?P<rest>[^.;]*)",
+    re.IGNORECASE,
+)
+# Tools that stand in for one another: "use polars" after "use pandas" replaces it even when
+# neither says what for. A short list of the common cases; a fact that names what it is for
+# ("for dataframes") needs none.
+ALTERNATIVES = (
+    "pandas polars dask pyspark modin",
+    "requests httpx aiohttp urllib3 urllib",
+    "flake8 ruff pylint pyflakes pycodestyle",
+    "black ruff yapf autopep8",
+    "isort ruff",
+    "pip uv poetry pipenv pdm conda",
+    "npm yarn pnpm bun",
+    "jest vitest mocha jasmine",
+    "pytest unittest nose nose2",
+    "mypy pyright pyre pytype",
+    "postgres postgresql mysql mariadb sqlite",
+    "flask fastapi django starlette",
+    "webpack vite esbuild rollup parcel",
+    "eslint biome tslint",
+    "prettier biome",
+    "docker podman",
+    "celery rq dramatiq huey",
+    "logging loguru structlog",
+    "moment dayjs date-fns luxon",
+    "setuptools hatch hatchling flit poetry",
+    "unittest.mock pytest-mock",
+    "pydantic attrs dataclasses marshmallow",
+)
+_ALTERNATIVE_OF: dict[str, frozenset[str]] = {}
+for _group in ALTERNATIVES:
+    for _name in _group.split():
+        _ALTERNATIVE_OF[_name] = _ALTERNATIVE_OF.get(_name, frozenset()) | frozenset(_group.split())
+# A fact that changed: "the bucket moved to eu-central-1", "the API is now at /v2".
+_CHANGED = re.compile(
+    r"^(?P<subject>.+?)\s+(?:has\s+|have\s+|was\s+|were\s+)?"
+    r"(?:moved|migrated|changed|switched|renamed|is\s+now|are\s+now|now\s+lives|now\s+runs|"
+    r"now\s+uses|now\s+points)\b\s*(?:to|in|on|at|from\s+\S+\s+to)?\s*(?P<value>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _tool(word: str | None) -> str:
+    return (word or "").lower().strip("`").rstrip(".-/,")
+
+
+def choice(text: str) -> tuple[str, str] | None:
+    """(chosen, rejected) for "use X instead of Y", "switch from Y to X" and the like."""
+    m = _SWITCH.search(text)
+    if m:
+        old = m.group("old") or m.group("old2") or m.group("old3")
+        new = m.group("new") or m.group("new2") or m.group("new3")
+        return _tool(new), _tool(old)
+    m = _CHOICE.search(text)
+    if not m:
+        return None
+    return _tool(m.group("new")), _tool(m.group("old"))
+
+
+def uses(text: str) -> tuple[str, set[str]] | None:
+    """(the tool a fact says to use, the content words of what for), else None."""
+    m = _USES.search(text)
+    if not m:
+        return None
+    rest = {w for w in _words(m.group("rest")) if w not in _HOW_WORDS and len(w) > 2}
+    return _tool(m.group("tool")), rest
+
+
+def replaces(new: str, old: str) -> bool:
+    """Whether the fact ``new`` replaces the memory text ``old``: it chooses something else for
+    what ``old`` chose ("use ruff instead of flake8" after "use flake8 for linting"; "use
+    polars" after "use pandas"), it says the opposite of the same words ("never use requests"
+    after "use requests for HTTP calls"), or it says a fact changed ("the bucket moved to
+    eu-central-1" after "the events bucket is in us-east-1")."""
+    picked = choice(new)
+    old_uses = uses(old)
+    old_pick = choice(old)
+    old_tool = old_pick[0] if old_pick else (old_uses[0] if old_uses else "")
+    if picked and old_tool:
+        chosen, rejected = picked
+        return old_tool == rejected and chosen != old_tool
+    new_uses = uses(new)
+    if new_uses and old_tool and new_uses[0] == old_tool and _NEGATION.search(new):
+        # "never use requests" after "use requests for HTTP calls"; not "don't use requests in
+        # tests", which narrows the old rule rather than retiring it.
+        return not new_uses[1] or (old_uses is not None and new_uses[1] == old_uses[1])
+    if new_uses and old_tool and new_uses[0] != old_tool and not _NEGATION.search(new):
+        tool, what = new_uses
+        if old_uses and what and what == old_uses[1]:
+            return True  # the same job, another tool
+        return old_tool in _ALTERNATIVE_OF.get(tool, frozenset())
+    new_key = {w for w in _words(new) if w not in _HOW_WORDS and len(w) > 1}
+    old_key = {w for w in _words(old) if w not in _HOW_WORDS and len(w) > 1}
+    if new_key and new_key == old_key:
+        return bool(_NEGATION.search(new)) != bool(_NEGATION.search(old))
+    changed = _CHANGED.match(new.rstrip("."))
+    if changed:
+        subject = {
+            w for w in _words(changed.group("subject")) if w not in _HOW_WORDS and len(w) > 2
+        }
+        value = {w for w in _words(changed.group("value")) if w not in _HOW_WORDS}
+        words = set(_words(old))
+        return bool(subject) and subject <= words and not value <= words
+    return False
+
+
+def same_fact(new: str, old: str) -> bool:
+    """Whether the memory text ``old`` already says the fact ``new``: one nearly repeats the
+    other (``similar``), or every distinctive word of the fact (two at least) is in the memory,
+    which is not much longer, says it the same way round (both or neither negated) and makes
+    no other choice ("use requests instead of httpx" is not "use httpx instead of requests")."""
+    from ..store.similar import either_repeats, gist
+
+    a, b = gist(new), gist(old)
+    if a and either_repeats(a, b):
+        return True
+    new_words, old_words = _words(new), _words(old)
+    key = {w for w in new_words if w not in _HOW_WORDS and len(w) > 1}
+    if len(key) < 2 or not key <= set(old_words):
+        return False
+    if len(old_words) > SAME_MAX_LENGTH_FACTOR * max(len(new_words), 5):
+        return False
+    if bool(_NEGATION.search(new)) != bool(_NEGATION.search(old)):
+        return False
+    c_new, c_old = choice(new), choice(old)
+    return not (c_new and c_old and c_new != c_old)
+
+
+def visible(e: Entry, project: str) -> bool:
+    """Whether a session in ``project`` could be given ``e``: its own memory folder and
+    CONTEXT.md, anyone's facts about the user, the palace (its rooms' memories of this project
+    or of every project), the wiki, team palaces."""
+    if e.source in ("claude", "context", "agent"):
+        return e.project == project or e.type == "user"
+    if e.source == "room":
+        return e.project in ("", project)
+    return e.source in ("identity", "wiki")
+
+
+def find_same(idx: Index, text: str, project: str) -> Entry | None:
+    """The memory a session in ``project`` could be given that already says ``text``; a
+    forgotten one counts (it is not captured again), a superseded one does not (saying the
+    old fact again is news)."""
+    from ..store.search import search
+
+    hits = search(
+        idx,
+        text,
+        limit=SAME_CANDIDATES,
+        sessions=False,
+        cold=False,
+        fuzzy=False,
+        home_project=project,
+    )
+    for hit in hits:
+        e = hit.entry
+        if not visible(e, project) or not os.path.exists(e.path):
+            continue
+        if same_fact(text, e.body or e.description):
+            if e.superseded_by and not e.forgotten:
+                continue
+            return e
+    return None
+
+
+# Signals that can replace an older memory: what the person says now, what was decided now,
+# a gotcha that corrects an older one. An open item or a reference never retires anything.
+REPLACING = ("correction", "rule", "decision", "gotcha")
+# Replaceable memories: this project's own rules and facts (a rule of every project, a team's, or
+# a fact about the user is not this session's to retire).
+REPLACEABLE_TYPES = ("feedback", "project", "reference")
+
+
+def find_replaced(idx: Index, text: str, project: str) -> Entry | None:
+    """The live memory of this project that the fact ``text`` replaces (``replaces``), or
+    None: among the project's L2 rules and facts and the best search matches of the fact
+    with the tool it rejects."""
+    from ..store.entry import is_live
+    from ..store.search import search
+
+    picked = choice(text)
+    query = f"{text} {picked[1]}" if picked else text
+    hits = [
+        h.entry
+        for h in search(
+            idx,
+            query,
+            limit=SAME_CANDIDATES,
+            sessions=False,
+            cold=False,
+            fuzzy=False,
+            home_project=project,
+        )
+    ]
+    seen: set[str] = set()
+    for e in [*hits, *idx.project_facts(project)]:
+        if e.id in seen:
+            continue
+        seen.add(e.id)
+        own = e.project == project and e.source in ("claude", "room")
+        if not own or e.type not in REPLACEABLE_TYPES or e.always or not is_live(e):
+            continue
+        if e.extra.get("team") or not os.path.exists(e.path):
+            continue
+        if replaces(text, e.body or e.description):
+            return e
+    return None
+
+
+_INDEX_LINE = re.compile(r"^\s*[-*]\s*(?:\[[^\]]*\]\([^)]*\)\s*(?:[\u2014\u2013:-]+\s*)?)?(.*)$")
+
+
+def memory_md_lines(cwd: str | Path) -> list[str]:
+    """The text of each line of the project's ``MEMORY.md`` (Claude Code's auto-memory index,
+    where Claude sometimes writes a fact with no file behind it)."""
+    path = tree.claude_folder_of(cwd).path / tree.MEMORY_INDEX_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    out = []
+    for line in text.splitlines():
+        m = _INDEX_LINE.match(line)
+        if m and m.group(1).strip():
+            out.append(m.group(1).strip())
+    return out
+
+
+def refresh(idx: Index, e: Entry, day: str) -> Entry:
+    """A repeat: ``confirmed:`` today and, at most once a day, importance one up (to
+    REPEAT_IMPORTANCE_MAX). A team's memory is shared and left as it is."""
+    from ..store.edit import set_fields
+
+    if e.extra.get("team") or str(e.extra.get("confirmed") or "") == day:
+        return e
+    fields: dict[str, str | None] = {"confirmed": day}
+    if e.importance < REPEAT_IMPORTANCE_MAX:
+        fields["importance"] = str(e.importance + 1)
+    try:
+        return set_fields(idx, e.id, fields)
+    except MemoryToolError as exc:
+        from ..base.log import log_error
+
+        log_error("capture", f"could not refresh {e.id}: {exc}")
+        return e
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def _write(
+    idx: Index, signal: str, text: str, line: str, state: dict[str, Any], day: str
+) -> Captured:
+    from ..store.palace import add_memory
+
+    type_ = TYPES[signal]
+    cwd = state["cwd"]
+    project = state["project"]
+    room = pick_room(text) if signal != "identity" else None
+    in_room = signal == "gotcha" and room is not None
+    if signal == "gotcha" and room is None:
+        type_ = "project"  # a gotcha of the whole project: one of its facts
+    extra: dict[str, object] = {
+        "origin": f"capture:{signal}",
+        "originSessionId": state["session_id"],
+        "project": project,
+        "captured_from": line[:CAPTURED_FROM_MAX_CHARS],
+    }
+    if room and not in_room:
+        extra["room"] = room
+    if signal == "gotcha":
+        extra["tags"] = ["gotcha"]
+    body = body_of(signal, text)
+    try:
+        entry = add_memory(
+            idx,
+            body,
+            type_=type_,
+            cwd=cwd,
+            room=room if in_room else None,
+            name=text,
+            extra=extra,
+        )
+    except NearDuplicateError as exc:  # said in other words in the same folder
+        return Captured(signal, text, "repeat", refresh(idx, exc.entry, day))
+    return Captured(signal, text, "written", entry)
+
+
+def capture_one(
+    idx: Index, signal: str, text: str, line: str, state: dict[str, Any], day: dt.date
+) -> Captured:
+    """One explicit signal: a repeat refreshes what holds it, a new one is written. A forgotten
+    fact stays forgotten when Claude repeats it, and comes back when the person says it again
+    (from the same source line it is never handled twice: the ledger)."""
+    project = state["project"]
+    same = find_same(idx, text, project)
+    if same is not None:
+        if same.forgotten and signal not in USER_KINDS:
+            # Claude repeating what a person retired is no reason to bring it back.
+            return Captured(signal, text, "forgotten", same)
+        if same.forgotten:  # the person says it again: they want it back
+            from ..store.lifecycle import unforget
+
+            same = unforget(idx, same.id)
+        return Captured(signal, text, "repeat", refresh(idx, same, day.isoformat()))
+    if any(same_fact(text, known) for known in memory_md_lines(state["cwd"])):
+        return Captured(signal, text, "repeat")  # Claude noted it in MEMORY.md itself
+    older = find_replaced(idx, text, project) if signal in REPLACING else None
+    done = _write(idx, signal, text, line, state, day.isoformat())
+    if older is not None and done.verdict == "written" and done.entry is not None:
+        from ..store.lifecycle import supersede
+
+        try:
+            _, done.entry = supersede(idx, older.id, done.entry.id, day=day)
+            done.replaced.append(older.id)
+        except MemoryToolError as exc:  # e.g. superseded meanwhile: the new one stays
+            from ..base.log import log_error
+
+            log_error("capture", f"{done.entry.id} could not supersede {older.id}: {exc}")
+    return done
+
+
+def _notes(state: dict[str, Any]) -> Iterable[tuple[str, str, str]]:
+    """(signal, text, source line) of each note; a state saved before signals were kept says
+    only the note's kind (a person's correction then counts as a hint)."""
+    for n in state.get("notes") or []:
+        text = str(n.get("text") or "")[: MAX_FACT_CHARS + 1]
+        signal = str(n.get("signal") or "")
+        if not signal:
+            signal = "heuristic" if n.get("kind") == "correction" else str(n.get("kind") or "")
+        yield signal, text, str(n.get("line") or text)
+
+
+def capture_session(
+    idx: Index, state: dict[str, Any], cfg: dict[str, Any], day: dt.date | None = None
+) -> CaptureReport:
+    """Capture the session's signals not handled before (``capture.mode``); returns what
+    became of each. Runs under one lock for all sessions: two Scribes finishing at once must
+    not both write the same fact."""
+    from .inbox import write_candidates
+
+    report = CaptureReport()
+    mode = mode_of(cfg)
+    if mode == "off":
+        return report
+    day = day or today()
+    session = state["session_id"]
+    project = state["project"]
+    with file_lock(capture_dir() / ".lock"):
+        # Files are the truth: what Claude or a person saved since the last refresh counts.
+        if idx.meta("last_full_refresh"):
+            idx.refresh_for_wake(state["cwd"])
+            idx.refresh_changed_folders(state["cwd"])
+        else:
+            idx.refresh(state["cwd"], sessions=False)
+        handled = ledger()
+        hints: list[tuple[str, str]] = []
+        for signal, text, line in _notes(state):
+            key = source_key(session, line, text)
+            if key in handled or not text:
+                continue
+            if mode == "inbox" or signal not in EXPLICIT_KINDS:
+                kind = "correction" if signal in ("rule", "heuristic") else signal
+                hints.append((kind, text))
+                done = Captured(signal, text, "inbox")
+            else:
+                try:
+                    done = capture_one(idx, signal, text, line, state, day)
+                except MemoryToolError as exc:  # one bad fact must not cost the others
+                    from ..base.log import log_error
+
+                    log_error("capture", exc)
+                    done = Captured(signal, text, "skipped")
+            _record(key, done, project, day.isoformat())
+            handled[key] = {"verdict": done.verdict}
+            report.done.append(done)
+        if hints:
+            write_candidates(
+                hints, session=session, project=project, cwd=state["cwd"], day=day.isoformat()
+            )
+    return report
