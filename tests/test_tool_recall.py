@@ -413,3 +413,17 @@ def test_parallel_tool_hooks_of_one_turn_give_a_memory_once(project: Path) -> No
         procs.append((proc, json.dumps(data).encode()))
     outputs = [p.communicate(body, timeout=60)[0].decode() for p, body in procs]
     assert sum(out.count("KPARALLEL") for out in outputs) == 1
+
+
+def test_a_dotted_name_of_plain_words_finds_the_memory_that_names_it(project: Path) -> None:
+    """``numpy.dtype``: neither part is distinctive alone, the dotted name is (found by the
+    blind set of bench/tool_recall_bench.py: the search got no words from it)."""
+    write_memory(
+        memory_dir(project), "feedback_abi.md",
+        "A ValueError numpy.dtype size changed means a wheel built for numpy 1.x; pin numpy<2.",
+        type_="feedback",
+    )  # fmt: skip
+    index(project)
+    error = "Exit code 1\nValueError: numpy.dtype size changed, may indicate binary incompatibility"
+    assert "pin numpy<2" in fail(project, "python -c 'import pandas'", error)
+    assert fail(project, "python x.py", "Exit code 1\nValueError: numpy failed", "f2") == ""
