@@ -435,6 +435,11 @@ def _is_server(pid: int) -> bool:
         return True  # gone
 
 
+def _ours(handler: str) -> bool:
+    """A hook memory-tool installed: its command hook, or an HTTP hook to its local server."""
+    return "memory_tool" in handler or "://127.0.0.1" in handler or "://localhost" in handler
+
+
 def hook_times(debug: Path) -> dict[str, list[int]]:
     """memory-tool's hook durations in one run, from the client's debug log. SessionEnd's
     finish line carries no duration: from the line before it (an upper bound)."""
@@ -448,10 +453,10 @@ def hook_times(debug: Path) -> dict[str, list[int]]:
         m = DEBUG_TS_RE.match(line)
         ts = dt.datetime.fromisoformat(m.group(1)) if m else None
         h = HOOK_MS_RE.search(line)
-        if h and "memory_tool" in h.group(2):
+        if h and _ours(h.group(2)):
             out.setdefault(h.group(1), []).append(int(h.group(3)))
         e = SESSION_END_RE.search(line)
-        if e and "memory_tool" in e.group(1) and ts and prev_ts:
+        if e and _ours(e.group(1)) and ts and prev_ts:
             out.setdefault("SessionEnd", []).append(int((ts - prev_ts).total_seconds() * 1000))
         if ts:
             prev_ts = ts
