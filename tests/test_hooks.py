@@ -147,3 +147,30 @@ def test_without_an_encoding_wake_says_it_estimated(
     out = CliRunner().invoke(main, ["wake", "--cwd", str(project)]).output
     assert "estimate" in out and "Never skip the tests." in out
     assert tokens.count("abcdef") == 2  # 6 UTF-8 bytes / 3: documented over-estimate
+
+
+@pytest.mark.parametrize("event", ["Stop", "SubagentStop"])
+def test_a_stop_answer_never_carries_context(event: str, project: Path) -> None:
+    """Context in a Stop answer makes Claude go on (2.1.332): whatever a handler returns, what
+    reaches stdout is Stop's own format or nothing."""
+    import io
+
+    from memory_tool.runtime import dispatch
+
+    said = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "go on"}}
+    answers = [said, {**said, "systemMessage": "a handoff is missing"}]
+    stdin = json.dumps({"session_id": "s1", "cwd": str(project), "hook_event_name": event})
+    printed = []
+    saved = dispatch.HANDLERS.get(event)
+    try:
+        for answer in answers:
+            dispatch.register(event, lambda _event, answer=answer: answer)
+            out = io.StringIO()
+            assert dispatch.run(event, io.BytesIO(stdin.encode()), out) == 0
+            printed.append(out.getvalue())
+    finally:
+        dispatch.HANDLERS.pop(event, None)
+        if saved is not None:
+            dispatch.HANDLERS[event] = saved
+    assert printed == ["", json.dumps({"systemMessage": "a handoff is missing"}) + "\n"]
+    assert "carried context" in log_text()

@@ -16,6 +16,14 @@ from memory_tool.cli.main import main
 from memory_tool.tiers import inbox
 
 
+@pytest.fixture(autouse=True)
+def inbox_mode(state: Path) -> None:
+    """These tests are about the inbox itself: every signal goes there (capture.mode: inbox),
+    as it did before auto-capture (tests/test_capture.py covers the default, auto)."""
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.yaml").write_text("capture:\n  mode: inbox\n", encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     ("line", "kind", "text"),
     [
@@ -76,7 +84,7 @@ def test_stop_fills_the_inbox_with_one_candidate_per_lesson(project: Path, state
     assert any(k == "reuse" and "with_idempotency" in t for k, t in found)
     assert any(k == "defer" and "POST /refunds" in t for k, t in found)
     assert ("correction", "Always run mypy before committing.") in found
-    assert any(k == "correction" and "use the `make test` target" in t for k, t in found)
+    assert any(k == "correction" and "use the `make test` target" in t.lower() for k, t in found)
     assert not any("Old injected note" in t for _, t in found)
     # Proposed places: decision -> project, gotcha -> wiki, correction -> feedback.
     by_kind = {c.kind: c for c in inbox.list_candidates()}
@@ -163,7 +171,7 @@ def test_several_tags_on_one_line_are_separate_lessons_in_every_tier(
     stop = payload("Stop", "tiers_small", project, transcript, last_assistant_message=final)
     assert run_hook("Stop", stop).returncode == 0
     decision = "We use RS256 for JWT signing."
-    gotcha = "the refresh token endpoint needs the state param."
+    gotcha = "The refresh token endpoint needs the state param."
     found = {(c.kind, c.text) for c in inbox.list_candidates()}
     assert ("decision", decision) in found and ("gotcha", gotcha) in found
     assert not any("[GOTCHA]" in t or ("RS256" in t and "refresh" in t) for _, t in found)

@@ -28,6 +28,15 @@ from memory_tool.tiers import digest, inbox, scribe
 from memory_tool.tiers.hot import load_state
 
 
+@pytest.fixture(autouse=True)
+def inbox_mode(state: Path) -> None:
+    """The cold tier and its roll into the wiki, with every signal left in the inbox
+    (capture.mode: inbox) so a lesson reaches the brief only through them; auto-capture has
+    tests/test_capture.py."""
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.yaml").write_text("capture:\n  mode: inbox\n", encoding="utf-8")
+
+
 def _summarise(project: Path, name: str = "tiers_long") -> Path:
     transcript = install_transcript(name, project)
     digest.update_session(as_event(payload("Stop", name, project, transcript)))

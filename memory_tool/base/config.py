@@ -80,6 +80,9 @@ DEFAULTS: dict[str, Any] = {
     "cold": {"retention_days": 30, "model_summary": False, "model_summary_max_chars": 4000},
     "hygiene": {"enabled": True},
     "server": {"enabled": True},
+    # What a session says explicitly (rules, corrections, tagged decisions) becomes memory at
+    # the end of each turn (auto), waits in the inbox for a person (inbox), or is not kept (off).
+    "capture": {"mode": "auto"},
     # Sync and team palaces on git (docs/sync.md): detached runs after SessionEnd (the Scribe
     # first) and, at most every few minutes, at SessionStart; only once `sync init` or
     # `team add` set a remote up.
@@ -129,6 +132,15 @@ _DAYS_OR_NEVER: Rule = (
 )
 
 
+CAPTURE_MODES = ("auto", "inbox", "off")
+
+
+def _capture_mode(value: Any) -> bool:
+    # YAML reads a bare `off` as false; capture.mode_of reads it as "off".
+    off = ("false", "no", "none", "0")
+    return str(value).strip().lower() in (*CAPTURE_MODES, *off) and not isinstance(value, float)
+
+
 def _handoff_mode(value: Any) -> bool:
     # YAML reads a bare `off` as false; handoff.mode_of reads these spellings of it as "off".
     off = ("false", "no", "none", "0")
@@ -155,6 +167,7 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
     },
     "hygiene": {"enabled": _SWITCH},
     "server": {"enabled": _SWITCH},
+    "capture": {"mode": (_capture_mode, "one of " + ", ".join(CAPTURE_MODES))},
     "sync": {"auto": _SWITCH, "on_start": _SWITCH},
 }
 

@@ -213,8 +213,10 @@ _NOT_A_SECRET_VALUE = LazyPattern(
     """
 )
 
-# Trailing punctuation that closes the surrounding code, not the secret: `f(password=abc)`.
-_TRAILING_CODE_PUNCT = LazyPattern(r"[,;)\]}]+$")
+# Trailing punctuation that closes the surrounding code or sentence, not the secret:
+# `f(password=abc)`, `password=hunter2. Never log …` (the full stop stays, so the text after
+# it is still a sentence of its own; at worst one character of a secret stays in view).
+_TRAILING_CODE_PUNCT = LazyPattern(r"[.!?,;)\]}]+$")
 
 
 def _kind_for(keyword: str) -> str:

@@ -29,9 +29,31 @@ from .app import domain_errors, main
     help="Which coding agent(s) to install for (repeatable; default claude). codex and gemini "
     "get hooks and the MCP server in their own config (docs/agents.md).",
 )
+@click.option(
+    "--backfill",
+    "backfill_days",
+    type=click.IntRange(1),
+    default=None,
+    metavar="DAYS",
+    help="Also run the Scribe and capture over the sessions of the last DAYS days "
+    "(`memory-tool backfill`); on a terminal, install asks.",
+)
+@click.option("--no-backfill", is_flag=True, help="Do not backfill, and do not ask.")
 @domain_errors
-def install(dry_run: bool, with_mcp: bool, agents: tuple[str, ...]) -> None:
-    """Add memory-tool's hooks to <config>/settings.json (backed up first; idempotent)."""
+def install(
+    dry_run: bool,
+    with_mcp: bool,
+    agents: tuple[str, ...],
+    backfill_days: int | None,
+    no_backfill: bool,
+) -> None:
+    """Add memory-tool's hooks to <config>/settings.json (backed up first; idempotent).
+
+    Then offers to backfill: to read the Claude Code sessions of the last 30 days for their
+    summaries and what capture finds in them (asked on a terminal; --backfill DAYS or
+    --no-backfill otherwise)."""
+    if backfill_days is not None and no_backfill:
+        raise MemoryToolError("give --backfill DAYS or --no-backfill, not both.")
     chosen = _agents(agents)
     others = [a for a in chosen if a != "claude"]
     if others and not dry_run:
@@ -74,6 +96,48 @@ def install(dry_run: bool, with_mcp: bool, agents: tuple[str, ...]) -> None:
         click.echo(f"{reg.path}: MCP server {register.SERVER_NAME} {state}")
         click.echo(f"  the same by hand: {reg.command}")
         click.echo("  (new sessions see it; one already running does after a restart)")
+    _offer_backfill(backfill_days, no_backfill)
+
+
+# What install offers to backfill when not told: Claude Code keeps about 30 days of transcripts.
+OFFER_DAYS = 30
+
+
+def _offer_backfill(days: int | None, refused: bool) -> None:
+    """Backfill as told (--backfill DAYS / --no-backfill), or ask on a terminal; without one,
+    say how to do it later. Always says what it did."""
+    import sys
+
+    from ..tiers.backfill import backfill, transcripts
+    from .tiers import backfill_lines, progress_printer
+
+    later = f"memory-tool backfill --days {OFFER_DAYS}"
+    if refused:
+        click.echo(f"backfill: not run (--no-backfill); to run it later: {later}")
+        return
+    if days is None:
+        waiting = len(transcripts(OFFER_DAYS))
+        if not waiting:
+            click.echo(f"backfill: no Claude Code sessions of the last {OFFER_DAYS} days to read")
+            return
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            click.echo(
+                f"backfill: not run ({waiting} sessions of the last {OFFER_DAYS} days could be "
+                f"read; no terminal to ask): run `{later}`, or install with --backfill "
+                f"{OFFER_DAYS}"
+            )
+            return
+        question = (
+            f"Read your {waiting} Claude Code sessions of the last {OFFER_DAYS} days, so the "
+            "next session knows their decisions and corrections? (no model call)"
+        )
+        if not click.confirm(question, default=True):
+            click.echo(f"backfill: not run; to run it later: {later}")
+            return
+        days = OFFER_DAYS
+    report = backfill(days, progress=progress_printer())
+    for line in backfill_lines(report, days):
+        click.echo(line)
 
 
 def _agents(agents: tuple[str, ...]) -> list[str]:

@@ -1,10 +1,12 @@
-"""Tier commands: context, hot, scribe, handoff, inbox (list / accept / reject)."""
+"""Tier commands: context, hot, scribe, backfill, handoff, inbox (list / accept / reject)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -186,6 +188,83 @@ def scribe(
         return
     ratio = f", {size / chars:.0%} of the session's {chars:,}" if chars else ""
     click.echo(f"saved {entry.id} -> {entry.path} ({size:,} characters{ratio})")
+
+
+# The progress bar's width in characters (a TTY); without one, a line every PLAIN_STEP percent.
+BAR_WIDTH = 30
+PLAIN_STEP = 10
+
+
+def progress_printer(stream: Any = None) -> Callable[[int, int], None]:
+    """A progress callback that writes to stderr: a bar redrawn in place on a terminal, a plain
+    line every PLAIN_STEP percent otherwise (a log file gets no carriage returns)."""
+    import sys
+
+    out = stream or sys.stderr
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        if total <= 0:
+            return
+        if tty:
+            filled = BAR_WIDTH * done // total
+            bar = "#" * filled + "-" * (BAR_WIDTH - filled)
+            end = "\n" if done == total else ""
+            out.write(f"\rbackfill [{bar}] {done}/{total} sessions{end}")
+            out.flush()
+            return
+        step = done * 100 // total // PLAIN_STEP
+        if step != last[0] or done == total:
+            last[0] = step
+            out.write(f"backfill: {done}/{total} sessions\n")
+            out.flush()
+
+    return show
+
+
+def backfill_lines(report: Any, days: int) -> list[str]:
+    """What a backfill did, for people (``backfill`` and ``install`` print it)."""
+    lines = [
+        f"backfill: {report.found} sessions of the last {days} days: {report.done} read, "
+        f"{report.already} already done, {report.kept_by_hooks} kept by the hooks, "
+        f"{report.empty} with nothing to keep ({report.seconds:.1f} s)",
+        f"  wrote {report.summaries} cold summaries, {report.captured} captured memories, "
+        f"{report.candidates} inbox candidates",
+    ]
+    if report.captured:
+        lines.append("  see them: memory-tool ui (Learned), undo one: memory-tool forget ID")
+    if report.candidates:
+        lines.append("  review the inbox: memory-tool inbox")
+    lines += [f"  failed: {f}" for f in report.failed[:5]]
+    return lines
+
+
+@main.command()
+@click.option(
+    "--days",
+    type=click.IntRange(1),
+    default=30,
+    show_default=True,
+    help="How far back (Claude Code keeps about 30 days of transcripts).",
+)
+@json_option
+@domain_errors
+def backfill(days: int, as_json: bool) -> None:
+    """Run the Scribe and capture over the sessions you had before installing.
+
+    Reads Claude Code's transcripts of the last --days days (<config>/projects/*/*.jsonl) and
+    writes what a session's end would have: its cold summary, and what capture finds in it.
+    No model call. Safe to run again: a transcript read before is not read again, and nothing
+    is written twice. Progress goes to stderr."""
+    from ..tiers.backfill import backfill as run_backfill
+
+    report = run_backfill(days, progress=None if as_json else progress_printer())
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+        return
+    for line in backfill_lines(report, days):
+        click.echo(line)
 
 
 @main.group(invoke_without_command=True)

@@ -35,6 +35,10 @@ HANDLER_MODULES = {
     "PostCompact": ("compact", "on_post_compact"),
 }
 HANDLERS: dict[str, Handler] = {}
+# Claude Code (2.1.332) makes Claude go on when a Stop or SubagentStop answer carries context:
+# eight more model calls a turn. Their answers are Stop's own format (a block, a message to the
+# person) or nothing, whichever handler answers.
+STOP_EVENTS = ("Stop", "SubagentStop")
 
 
 def register(event: str, handler: Handler) -> None:
@@ -100,6 +104,9 @@ def run(
         result = handler(HookEvent.from_payload(event, payload, agent=agent))
         if result is not None and agent != "claude":
             result = agents.answer_for(agent, native, result)
+        if result is not None and event in STOP_EVENTS and "hookSpecificOutput" in result:
+            log_error(event, "a Stop answer carried context (it makes Claude go on): dropped")
+            result = {k: v for k, v in result.items() if k != "hookSpecificOutput"} or None
         if result is None:
             return 0
         text = json.dumps(result, ensure_ascii=False)

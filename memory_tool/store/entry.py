@@ -224,7 +224,7 @@ FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
         "expires id originSessionId valid_from valid_to superseded_by supersedes forgotten "
-        "origin captured_from confirmed"
+        "origin captured_from confirmed project"
     ).split()
 )
 _YAML_HOW = (

@@ -34,7 +34,7 @@ from .hot import (
     state_path,
     write_hot_file,
 )
-from .inbox import corrections, tagged_lines
+from .signals import Signal, tag_signals, user_signals
 from .situations import is_ack, situation_of
 
 # The digest is bounded so the state file stays small.
@@ -115,12 +115,21 @@ def _clean(text: str, limit: int) -> str:
     return sanitize(strip_injected(text)[: limit + REDACT_MARGIN_CHARS]).strip()[:limit]
 
 
-def _add_note(state: dict[str, Any], kind: str, text: str, role: str) -> bool:
-    text = sanitize(text).strip()
+# A signal's note kind: the person's rules and corrections (and the hints that look like them)
+# are the session's corrections, in the hot file and the cold summary alike; ``signal`` keeps
+# which they are, for capture.
+_NOTE_KIND = {"rule": "correction", "heuristic": "correction"}
+
+
+def _add_note(state: dict[str, Any], sig: Signal, role: str) -> bool:
+    """Keep one signal (already sanitised) in the state's notes, once per text."""
+    kind = _NOTE_KIND.get(sig.kind, sig.kind)
     notes: list[dict[str, str]] = state["notes"]
-    if any(n["text"] == text and n["kind"] == kind for n in notes):
+    if any(n["text"] == sig.text and n["kind"] == kind for n in notes):
         return False
-    notes.append({"kind": kind, "text": text, "role": role})
+    notes.append(
+        {"kind": kind, "text": sig.text, "role": role, "signal": sig.kind, "line": sig.line}
+    )
     del notes[:-MAX_NOTES]
     return True
 
@@ -137,6 +146,7 @@ def _is_task(prompt: str) -> bool:
 
 
 def _record_prompt(state: dict[str, Any], prompt: str) -> None:
+    raw = prompt
     text = _clean(prompt, PROMPT_MAX_CHARS)
     if not text:
         return
@@ -155,10 +165,9 @@ def _record_prompt(state: dict[str, Any], prompt: str) -> None:
         state["task"] = text
         if not state["first_task"]:
             state["first_task"] = text
-    for sentence in corrections(text):
-        _add_note(state, "correction", sentence, "user")
-    for kind, line in tagged_lines(text):
-        _add_note(state, kind, line, "user")
+    # From the prompt as typed (signals sanitise it): the cut copy above could end mid-rule.
+    for sig in user_signals(raw) + tag_signals(raw):
+        _add_note(state, sig, "user")
 
 
 def short_path(path: str, *roots: str) -> str:
@@ -254,8 +263,8 @@ def _apply(state: dict[str, Any], e: Event) -> bool:
         turns = state.setdefault("turns", [])
         if turns and state["final"]:
             turns[-1]["answer"] = one_line(state["final"], TURN_ANSWER_MAX_CHARS)
-        for kind, line in tagged_lines(text):
-            _add_note(state, kind, line, "assistant")
+        for sig in tag_signals(text):
+            _add_note(state, sig, "assistant")
         return True
     if e.kind == "tool_use":
         state["tool_calls"] += 1
@@ -367,8 +376,8 @@ def update_session(
             cleaned = _clean(final, FINAL_MAX_CHARS)
             if cleaned and cleaned != state["final"]:
                 state["final"] = cleaned
-                for kind, line in tagged_lines(final):
-                    _add_note(state, kind, line, "assistant")
+                for sig in tag_signals(final):
+                    _add_note(state, sig, "assistant")
                 changed = True
         if changed or not state_path(sid).exists():
             state["generation"] += 1

@@ -31,6 +31,7 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "reuse": ("reference", None),
     "defer": ("project", None),
     "correction": ("feedback", None),
+    "identity": ("user", None),
 }
 
 # `[DECISION] text`, `**[GOTCHA]:** text`, `- [defer] — text`: the tag anywhere in a line, the

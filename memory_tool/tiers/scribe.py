@@ -502,7 +502,7 @@ def _worth_a_summary(state: dict[str, Any]) -> bool:
 def run(session_id: str, *, final: bool = False, model: bool | None = None) -> Entry | None:
     """Bring the session's cold summary, inbox candidates and the rolling window up to date.
     ``final``: the session ended (SessionEnd), so the optional model summary may run."""
-    from .inbox import write_candidates
+    from .capture import capture_session
 
     key = session_key(session_id)
     with file_lock(hot_dir() / f".{key}.scribe.lock"):
@@ -514,9 +514,14 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
                 state["generation"] += 1
                 write_hot_file(state)
                 save_state(state)
-        if not _has_content(state) or not _worth_a_summary(state):
+        if not _has_content(state):
             return None
         cfg = load_config()
+        if not _worth_a_summary(state):
+            if state["notes"]:  # "I prefer terse answers." alone is no task, but worth keeping
+                with open_index() as idx:
+                    capture_session(idx, state, cfg)
+            return None
         if model is None:
             model = final and bool(cfg.get("cold", {}).get("model_summary"))
         if model:
@@ -531,14 +536,8 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             hot = tiers.hot_lines(state, handoff)
             warm_tokens(idx, [tiers.HOT_HEADING])
             snapshot = [[text, idx.count_cached(text)] for text in hot]
-            found = [(n["kind"], n["text"]) for n in state["notes"]]
-            write_candidates(
-                found,
-                session=session_id,
-                project=state["project"],
-                cwd=state["cwd"],
-                day=today().isoformat(),
-            )
+            # What the session said explicitly becomes memory; hints go to the inbox.
+            capture_session(idx, state, cfg)
             roll(idx, cfg, keep=entry.path)
         finally:
             idx.close()

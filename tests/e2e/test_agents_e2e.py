@@ -187,3 +187,48 @@ def test_uninstall_leaves_their_configs_as_they_were(
         "security": {"auth": {"selectedType": "gemini-api-key"}}
     }
     assert not (sandbox.home / ".codex" / "hooks.json").exists()
+
+
+def test_the_handoff_is_asked_for_once_in_each_agent(
+    sandbox: Sandbox, agents: tuple[FakeOpenAI, FakeGemini]
+) -> None:
+    """A substantial session (here: any, min_file_edits 0) is asked for a handoff once at its
+    stop, in each agent's own form (Codex: Stop block; Gemini: AfterAgent deny, a retry), and
+    then ends: the reason reaches the model exactly once."""
+    openai, google = agents
+    config = state_dir(sandbox) / "config.yaml"
+    config.write_text(config.read_text().replace("min_file_edits: 5", "min_file_edits: 0"))
+    marker = "this session did substantial work"
+
+    res = run_codex(sandbox, openai, "refactor the client")
+    assert res.returncode == 0, res.stderr
+    assert sum(marker in t for t in openai.texts()) == 1
+    assert len(openai.texts()) == 2  # the turn, then the one continuation the block asked for
+
+    res = run_gemini(sandbox, google, "refactor the client")
+    assert res.returncode == 0, res.stderr
+    assert sum(marker in t.split('"role": "model"')[-1] for t in google.texts()) == 1
+    assert len(google.texts()) == 2
+
+
+def test_a_decision_made_with_one_agent_reaches_the_others(
+    sandbox: Sandbox, agents: tuple[FakeOpenAI, FakeGemini]
+) -> None:
+    """Captured with no step by the user: a decision in a Claude Code session reaches the next
+    Codex and Gemini sessions in the same repository, and one made in Codex reaches Claude Code."""
+    openai, google = agents
+    sandbox.api.add_text("[DECISION] Webhooks are verified with the HMAC header (DEC-HMAC).")
+    res = run_claude_with_memory(sandbox, "how do we verify webhooks?")
+    assert res.returncode == 0, res.stderr
+
+    run_codex(sandbox, openai, "add the stripe webhook endpoint")
+    assert any("DEC-HMAC" in t for t in openai.texts())
+    run_gemini(sandbox, google, "add the paypal webhook endpoint")
+    assert any("DEC-HMAC" in t for t in google.texts())
+
+    openai.add_text("[DECISION] Payouts run nightly at 02:00 UTC (DEC-PAYOUT).")
+    run_codex(sandbox, openai, "when do payouts run?")
+    before = len(sandbox.api.messages_requests())
+    res = run_claude_with_memory(sandbox, "schedule the payout report")
+    assert res.returncode == 0, res.stderr
+    assert any("DEC-PAYOUT" in r.text() for r in sandbox.api.messages_requests()[before:])

@@ -152,3 +152,61 @@ def test_a_later_session_finds_the_earlier_one_by_asking(sandbox: Sandbox) -> No
     rows = json.loads(memory_tool(sandbox, "list", "--json", "--type", "cold").stdout)
     (cold_id,) = [row["id"] for row in rows if row["path"] == str(cold)]
     assert cold_id in recalled
+
+
+def _tee_stop_answers(box: Sandbox) -> Path:
+    """Wrap our installed Stop hook so each answer it prints is also kept in a file of its own
+    (an empty file for an empty answer), and run the same hook for SubagentStop too."""
+    out = box.root / "stop-answers"
+    out.mkdir()
+    settings = box.read_settings()
+    (group,) = settings["hooks"]["Stop"]
+    (handler,) = group["hooks"]
+    ours = handler["command"]
+    for event in ("Stop", "SubagentStop"):
+        command = ours.removesuffix(" Stop") + f" {event}"
+        tee = f'{command} | tee "{out}/{event}-$(date +%s%N).json"'
+        settings["hooks"][event] = [{"hooks": [{**handler, "command": tee}]}]
+    box.write_settings(settings)
+    return out
+
+
+def _answers(folder: Path, event: str) -> list[str]:
+    return [p.read_text(encoding="utf-8").strip() for p in sorted(folder.glob(f"{event}-*.json"))]
+
+
+@pytest.mark.parametrize("mode", ["block", "remind"])
+def test_stop_answers_are_empty_but_for_the_one_handoff_answer(sandbox: Sandbox, mode: str) -> None:
+    memory_tool(sandbox, "install")
+    if mode != "block":
+        (state_dir(sandbox) / "config.yaml").write_text(f"handoff:\n  mode: {mode}\n")
+    folder = _tee_stop_answers(sandbox)
+    sandbox.add_recording_hook("Stop")
+    sandbox.add_recording_hook("SubagentStop")
+    script_substantial_work(sandbox)
+    sandbox.api.add_text("first answer")
+    if mode == "block":
+        sandbox.api.add_text("second answer")  # after the block's reason
+    session_id = str(uuid.uuid4())
+    _ok(run_claude_with_memory(sandbox, "Build them.", extra_args=["--session-id", session_id]))
+    # Each model call was one the test scripted: no answer made Claude go on by itself.
+    calls = MIN_FILE_EDITS + 2 + (1 if mode == "block" else 0)
+    assert (len(sandbox.api.main_requests()), sandbox.api.pending()) == (calls, 0)
+    _ok(run_claude_with_memory(sandbox, "One more thing.", extra_args=["--resume", session_id]))
+    assert len(sandbox.api.main_requests()) == calls + 1  # its "ok", nothing after it
+    task = {"description": "review", "prompt": "Review the widget modules."}
+    sandbox.api.add_tool_use("Agent", {**task, "subagent_type": "general-purpose"})
+    sandbox.api.add_text("They look right.")  # the subagent's answer
+    _ok(run_claude_with_memory(sandbox, "Review them.", extra_args=["--resume", session_id]))
+
+    stops = _answers(folder, "Stop")
+    assert len(stops) == len(sandbox.hook_inputs("Stop")) >= (5 if mode == "block" else 4)
+    said = [json.loads(a) for a in stops if a]
+    if mode == "block":
+        assert [list(a) for a in said] == [["decision", "reason"]]
+    else:  # shown to the person only; Claude is not made to go on
+        assert [list(a) for a in said] == [["systemMessage"]]
+    subagent_stops = _answers(folder, "SubagentStop")
+    assert len(subagent_stops) == len(sandbox.hook_inputs("SubagentStop")) >= 1
+    assert set(subagent_stops) == {""}
+    assert hooks_log(sandbox) == ""

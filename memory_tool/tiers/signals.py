@@ -1,0 +1,341 @@
+"""What a session says that is worth keeping, as clean one-fact lines: the signals capture reads.
+
+Two sources. The person's own prompts: a rule ("never …", "always …", "don't …", "remember:
+…"), a correction ("no, use X", "use X instead of Y"), a statement about themselves ("I prefer
+terse answers", "I'm Dana, backend"), and weaker hints (the rest of what looks like a correction)
+that only go to the inbox. Claude's text: the tags ``[DECISION]``, ``[GOTCHA]``, ``[REUSE]``,
+``[DEFER]``, and nothing else (what Claude writes is never taken for a rule of the person's).
+
+Each signal is one fact: conversational lead-ins stripped ("no,", "also", "actually", "ok so",
+"remember:"), cut at the end of its sentence (a tag does not swallow the rest of the line or a
+trailing "done"), two facts on one line split in two. Text inside a fenced code block, a quoted
+line (``> …``) or a log line is not prose anyone said: it is never a signal. ``<private>`` spans
+are removed and secrets redacted before the text is split, so nothing private reaches a signal.
+
+Hook path (the prompt and Stop hooks fold signals into the session state): stdlib ``re`` only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..base.privacy import LazyPattern, sanitize, strip_injected
+from ..base.record import record
+
+# A prompt whose prose (code blocks and quoted lines aside) is longer than this is a task
+# description or a paste, not a rule: rules are said in a sentence or two.
+PROSE_MAX_CHARS = 600
+# A prompt longer than this is not scanned at all (a pasted log or file): the code-block
+# stripping alone would cost the prompt hook time for nothing.
+SCAN_MAX_CHARS = 20_000
+# A fact shorter than this carries nothing ("[DECISION] yes"); one longer is cut.
+MIN_FACT_CHARS = 8
+MAX_FACT_CHARS = 400
+# A rule needs a verb and an object: "never again" is no rule.
+MIN_RULE_WORDS = 3
+# A rule this short that leans on a pronoun ("Never use tabs in them.") needs the conversation
+# around it to mean anything: it goes to the inbox, where a person can reword it.
+PRONOUN_RULE_MAX_WORDS = 6
+
+
+@record(frozen=True)
+class Signal:
+    """One fact a session said. ``kind``: correction, rule, identity or heuristic (the person);
+    decision, gotcha, reuse or defer (a tag). ``line``: the source line as said (sanitised),
+    for the memory's ``captured_from``."""
+
+    kind: str
+    text: str
+    line: str
+
+
+USER_KINDS = ("correction", "rule", "identity", "heuristic")
+TAG_KINDS = ("decision", "gotcha", "reuse", "defer")
+# Explicit signals: captured as live memories in `capture.mode: auto`. A heuristic goes to the
+# inbox, for a person to accept.
+EXPLICIT_KINDS = ("correction", "rule", "identity", *TAG_KINDS)
+
+# --- what is not prose -------------------------------------------------------------------------
+
+_FENCED = LazyPattern(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)")
+# A quoted line, an indented code line, a log or traceback line.
+_NOT_PROSE_LINE = LazyPattern(
+    r"""(?mx)^(?:
+        [ \t]*>                                  # > quoted
+      | (?:\t|[ ]{4})                            # indented code
+      | [ \t]*\d{4}-\d\d-\d\d[T ]\d\d:\d\d       # 2026-11-29 12:00 log stamp
+      | [ \t]*\[?(?:DEBUG|INFO|WARN(?:ING)?|ERROR|FATAL|TRACE|CRITICAL)\b[\]:]?  # log level
+      | [ \t]*Traceback\ \(most\ recent
+      | [ \t]*File\ "[^"]+",\ line\ \d
+      | [ \t]*at\ [\w.$<>]+\(
+      | [ \t]*[$\#]\ \S                           # a shell prompt line
+      | [ \t]*E\s{2,}                            # pytest's E   lines
+    ).*$"""
+)
+
+
+def prose(text: str) -> str:
+    """``text`` without fenced code blocks, quoted lines, indented code and log lines."""
+    if "```" in text or "~~~" in text:
+        text = _FENCED.sub("", text)
+    return _NOT_PROSE_LINE.sub("", text)
+
+
+# --- sentences and clauses ---------------------------------------------------------------------
+
+# A sentence ends at . ! ? (closing quotes and brackets after it) before a capital, a digit, a
+# quote, a tag or a code span; not after a common abbreviation ("e.g. Redis").
+_ABBREV = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "resp", "mr", "ms", "dr", "no")
+_SENTENCE_END = LazyPattern(r"""[.!?]+["')\]]*\s+(?=[A-Z0-9"'`\[(*_<])|\n+""")
+# Two facts on one line: "; " always, ", and" / " and" / ", but" only before a rule's opener.
+_RULE_OPENER = (
+    r"(?:always|never|don'?t|do\s+not|also\s+(?:always|never|don'?t|use)|remember|"
+    r"make\s+sure|prefer|use)\b"
+)
+_CLAUSE_BREAK = LazyPattern(
+    rf";\s+|\s*[\u2014\u2013]\s+|\s+-\s+(?={_RULE_OPENER})|,?\s+(?:and|but|also|then)\s+(?={_RULE_OPENER})",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each with its closing punctuation."""
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        end = m.start() + len(m.group(0).rstrip())
+        piece = text[start:end]
+        word = re.search(r"(\w+(?:\.\w+)*)\.+$", piece.rstrip("\"')]"))
+        if m.group(0).strip() and word and word.group(1).lower() in _ABBREV:
+            continue  # "e.g. Redis": one sentence
+        out.append(piece)
+        start = m.end()
+    out.append(text[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def clauses(sentence: str) -> list[str]:
+    """A sentence cut where a second fact starts ("use httpx; never log bodies")."""
+    parts = [p.strip() for p in _CLAUSE_BREAK.split(sentence) if p and p.strip()]
+    return parts or [sentence]
+
+
+# --- cleaning ----------------------------------------------------------------------------------
+
+_BULLET = LazyPattern(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
+_WS = re.compile(r"\s+")
+# Words that open a sentence without saying anything ("no, use X": the fact is "use X"). The
+# correction ones are remembered: "no, use X" is a correction, "use X" alone a task.
+_LEAD_IN = LazyPattern(
+    r"""^(?:
+        (?P<no>(?:no+|nope|nah|wrong|not\ like\ that|that'?s\ (?:wrong|not\ right)|not\ quite)
+            (?=\s*[,:;.!\-\u2013\u2014]))
+      | (?P<remember>remember(?:\ that)?|note(?:\ that)?|important|fyi|for\ the\ record
+            |keep\ in\ mind(?:\ that)?)
+      | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
+      | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
+      | in\ general|generally|just
+    )(?:\s*[,:;.!\-\u2013\u2014]+\s*|\s+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_TRAILING_FILLER = LazyPattern(
+    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks)[.!)]*$",
+    re.IGNORECASE,
+)
+
+
+def strip_lead_in(text: str) -> tuple[str, set[str]]:
+    """``text`` without its conversational lead-ins, and which kinds were stripped ("no",
+    "remember")."""
+    seen: set[str] = set()
+    for _ in range(5):  # "ok so actually no, …"
+        m = _LEAD_IN.match(text)
+        if not m or m.end() >= len(text):
+            break
+        seen.update(k for k in ("no", "remember") if m.group(k))
+        text = text[m.end() :]
+        if m.group("remember") and text.lower().startswith("to "):
+            text = text[3:]  # "remember to run X": the rule is "run X"
+    return text, seen
+
+
+def tidy(text: str) -> str:
+    """One line: bullets, bold marks and extra spaces gone, a capital first letter, a full
+    stop at the end, at most MAX_FACT_CHARS."""
+    text = _BULLET.sub("", text).replace("**", "").replace("__", "")
+    text = _WS.sub(" ", text).strip().strip("\"'").strip()
+    text = _TRAILING_FILLER.sub("", text).rstrip(" ,;:-\u2013\u2014")
+    if not text:
+        return ""
+    if len(text) > MAX_FACT_CHARS:
+        text = text[: MAX_FACT_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    first = text.split(" ", 1)[0]
+    # A sentence starts with a capital; a name from code ("with_retry(fn)", "npm") stays as is.
+    if text[0].islower() and not re.search(r"[_./()`\d-]|^https?:", first):
+        text = text[0].upper() + text[1:]
+    if text[-1] not in ".!?…`)":
+        text += "."
+    return text
+
+
+# --- the person's signals ----------------------------------------------------------------------
+
+# "Don't know why", "never mind", "always happy to": words of a rule that make no rule.
+_NOT_A_RULE = LazyPattern(
+    r"^(?:don'?t|do\s+not)\s+(?:know|think|understand|see|get|care|remember|worry|mind|bother|"
+    r"have|need\s+to\s+(?:ask|worry))\b|^never\s*mind\b|^always\s+(?:happy|glad|the\s+same)\b",
+    re.IGNORECASE,
+)
+_RULE = LazyPattern(
+    r"""^(?:
+        never|always|don'?t|do\s+not|from\s+now\s+on|going\s+forward|make\s+sure\s+(?:to\s+)?always
+      | in\s+this\s+(?:project|repo(?:sitory)?|codebase)\b.*\b(?:always|never|don'?t|use|prefer)
+      | we\s+(?:always|never|don'?t|do\s+not)
+      | (?:you|we)\s+(?:should|must)\s+(?:always|never|not)
+      | prefer\s+\S+.*\b(?:over|to|instead\s+of|rather\s+than)\b
+    )\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# The verbs a correction's remainder opens with: "no, use X" tells Claude how to work; "no, the
+# file is in src" states a fact about this moment (a heuristic, for a person to judge).
+_IMPERATIVE = LazyPattern(
+    r"""^(?:use|run|call|put|keep|write|add|remove|make|set|prefer|switch|go\s+with|pick|pin|
+        import|install|name|return|raise|log|store|read|send|wrap|check|test|commit|push|
+        deploy|move|rename|split|merge|avoid|skip|stop|leave|stick\s+with|target|build|start|
+        place|follow|handle|mock|format|lint|document|ask|let|stay|only)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_INSTEAD = LazyPattern(r"\b(?:instead\s+of|rather\s+than)\b", re.IGNORECASE)
+# The old heuristic for a correction, kept for what the explicit patterns do not take: hints
+# for the inbox.
+_WEAK = LazyPattern(
+    r"^(?:no\b|nope\b|wrong\b|not like that\b|don'?t\b|do not\b|never\b|always\b|stop\b|avoid\b)"
+    r"|\binstead\b|\b(?:you|we) (?:should|must) (?:always|never|not)\b",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IGNORECASE)
+# Statements about the person: how they like to work, who they are.
+_IDENTITY = LazyPattern(
+    r"""^(?:
+        (?P<prefer>i\s+(?:always\s+|really\s+|generally\s+)?prefer)\s+(?P<p>.+)
+      | i'?d\s+rather\s+(?P<r>.+)
+      | my\s+name\s+is\s+(?P<n>.+)
+      | call\s+me\s+(?P<c>[A-Z]\w+.*)
+      | i\s+work\s+(?P<w>(?:as|at|for|in)\s+.+|on\s+the\s+.+\s+team\b.*)
+      | (?:i'?m|i\s+am)\s+
+        (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)|(?:[A-Z][a-z]+)(?:[,\s].*)?)
+    )$""",
+    re.VERBOSE,
+)
+_I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
+            "my name", "call me", "i work", "i'm", "i am")  # fmt: skip
+
+
+def _identity(sentence: str) -> str:
+    """The person's statement about themselves, in the third person ("The user prefers terse
+    answers."), or ""."""
+    s = sentence.strip().rstrip(".!")
+    low = s.lower()
+    if not low.startswith(_I_HINTS) or s.endswith("?"):
+        return ""
+    m = _IDENTITY.match(s[0].lower() + s[1:])
+    if not m:
+        return ""
+    if m.group("p"):
+        return f"The user prefers {m.group('p')}"
+    if m.group("r"):
+        return f"The user would rather {m.group('r')}"
+    if m.group("n"):
+        return f"The user's name is {m.group('n')}"
+    if m.group("c"):
+        return f"The user goes by {m.group('c')}"
+    if m.group("w"):
+        return f"The user works {m.group('w')}"
+    rest = m.group("a")
+    if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
+        return ""
+    if rest[0].isupper() and rest.split()[0].endswith("ing"):
+        return ""
+    return f"The user is {rest}"
+
+
+def _user_kind(fact: str, lead: set[str]) -> str:
+    """correction, rule, heuristic or "" for a person's clause (lead-ins already stripped)."""
+    if len(fact.split()) < MIN_RULE_WORDS or fact.rstrip().endswith("?"):
+        return ""
+    if _NOT_A_RULE.match(fact):
+        return ""
+    if "remember" in lead or _RULE.match(fact):
+        kind = "rule"
+    elif _IMPERATIVE.match(fact) and ("no" in lead or _INSTEAD.search(fact)):
+        kind = "correction"
+    elif "no" in lead or _WEAK.search(fact):
+        return "heuristic"
+    else:
+        return ""
+    words = fact.split()
+    if len(words) <= PRONOUN_RULE_MAX_WORDS and _PRONOUN.search(fact):
+        return "heuristic"  # "Never do that again": means nothing without the conversation
+    return kind
+
+
+def user_signals(prompt: str) -> list[Signal]:
+    """The rules, corrections and statements about themselves in what the person typed."""
+    if len(prompt) > SCAN_MAX_CHARS:
+        return []
+    text = prose(strip_injected(prompt).replace("\u2019", "'")).strip()
+    if not text or len(text) > PROSE_MAX_CHARS:
+        return []
+    # Private spans and secrets go before the text is cut in sentences: a span may cross a
+    # sentence, and the redaction keeps the full stop after a secret ("password=x. Never …").
+    text = sanitize(text)
+    out: list[Signal] = []
+    for raw_line in text.splitlines():
+        line = _WS.sub(" ", _BULLET.sub("", raw_line)).strip()
+        if not line:
+            continue
+        for sentence in sentences(line):
+            sentence, lead = strip_lead_in(sentence)
+            who = _identity(sentence)
+            if who:
+                out.append(Signal("identity", tidy(who), line))
+                continue
+            for clause in clauses(sentence):
+                clause, more = strip_lead_in(clause)
+                kind = _user_kind(clause, lead | more)
+                fact = tidy(clause)
+                if kind and len(fact) >= MIN_FACT_CHARS:
+                    out.append(Signal(kind, fact, line))
+    return out
+
+
+# --- Claude's tags -----------------------------------------------------------------------------
+
+_TAGS = "DECISION|GOTCHA|REUSE|DEFER"
+_TAG_MARK = rf"\[({_TAGS})\]\**\s*[:\-\u2013\u2014]?\s*\**\s*"
+_TAG = LazyPattern(
+    rf"{_TAG_MARK}(?P<text>\S(?:(?!\[(?:{_TAGS})\]).)*)",
+    re.IGNORECASE,
+    hints=("[decision]", "[gotcha]", "[reuse]", "[defer]"),
+)
+
+
+def tag_signals(text: str) -> list[Signal]:
+    """Each tagged lesson of Claude's text, one sentence each; tags in code blocks, quotes and
+    our own injected memory are not lessons."""
+    if "[" not in text or not _TAG.found(text):
+        return []
+    # Private spans go before the text is cut in lines: a span may cross lines.
+    text = sanitize(prose(strip_injected(text)))
+    out: list[Signal] = []
+    for line in text.splitlines():
+        if "[" not in line:
+            continue
+        shown = _WS.sub(" ", _BULLET.sub("", line)).strip()
+        for m in _TAG.finditer(line):
+            body = m.group("text").rstrip(" \t*_|;,-\u2013\u2014")
+            first = sentences(body)
+            fact = tidy(strip_lead_in(first[0])[0]) if first else ""
+            if len(fact) >= MIN_FACT_CHARS:
+                out.append(Signal(m.group(1).lower(), fact, shown))
+    return out
