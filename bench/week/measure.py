@@ -41,6 +41,10 @@ CLIENT_LINE_RE = re.compile(
     r"^(?:\?\?|[MADRCU]{1,2}) (?=\S*(?:/|\.\w))[\w./-]+$"
     r"|^x-anthropic-billing-header:|^Today's date is "
 )
+# A statement about the user rewritten halfway: "The user is Dana, I work on ...".
+MIXED_PERSON_RE = re.compile(
+    r"^\W*the user (?:is|prefers|likes)\b.*\b(?:I|I'm|my)\b", re.IGNORECASE
+)
 # Excerpts in the report are cut to this many characters.
 EXCERPT_CHARS = 220
 
@@ -95,6 +99,8 @@ def mangled_reasons(text: str) -> list[str]:
         reasons.append("raw tag")
     if TRAILING_JUNK_RE.search(first.strip()):
         reasons.append("trailing word")
+    if MIXED_PERSON_RE.search(first):
+        reasons.append("mixed person")
     return reasons
 
 

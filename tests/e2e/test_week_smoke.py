@@ -131,4 +131,5 @@ def test_mangled_text_is_named() -> None:
     assert measure.mangled_reasons("no, use httpx instead of requests") == ["lead-in"]
     assert measure.mangled_reasons("[DECISION] Keys live in Redis.") == ["raw tag"]
     assert measure.mangled_reasons("Keys live in Redis. done") == ["trailing word"]
+    assert measure.mangled_reasons("The user is Dana, I work on payments.") == ["mixed person"]
     assert measure.mangled_reasons("Use httpx instead of requests.") == []
