@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +25,17 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # Words-only search unless a test is about the semantic extra (tests/test_semantic.py): with
     # the extra installed, every `index` would otherwise run the model.
     monkeypatch.setenv("MEMORY_TOOL_SEMANTIC", "0")
+    # A server a test starts listens on a port of its own, never on the default one a real
+    # install (or another test run on this machine) uses.
+    monkeypatch.setenv("MEMORY_TOOL_SERVER_PORT", str(free_port()))
     yield home
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 @pytest.fixture

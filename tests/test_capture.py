@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers import log_text, run_hook
+from helpers import log_text, run_hook, write_memory
 
 from memory_tool.base import paths
 from memory_tool.cli.main import main
-from memory_tool.tiers import inbox
+from memory_tool.store.index import open_index
+from memory_tool.tiers import capture, inbox
 from memory_tool.tiers.signals import tag_signals, user_signals
 
 # --- a transcript as Claude Code writes it ------------------------------------------------------
@@ -288,3 +289,148 @@ def test_nothing_private_reaches_a_captured_memory(project: Path, state: Path) -
         if p.suffix in (".md", ".json", ".jsonl", ".yaml") or p.name == "ledger.jsonl":
             text = p.read_text(encoding="utf-8", errors="replace")
             assert not any(s in text for s in SECRETS), p
+
+
+# --- item 3: no duplicates anywhere --------------------------------------------------------------
+
+
+def test_the_same_transcript_read_again_never_writes_twice(project: Path, state: Path) -> None:
+    path = session(
+        project,
+        [
+            ("user", "no, use httpx instead of requests"),
+            ("assistant", "[DECISION] The fraud client retries 3 times with backoff."),
+        ],
+    )
+    first = memories(project)
+    stop(project, path, "SessionEnd")  # Stop, then SessionEnd: the same lines again
+    from memory_tool.tiers import scribe
+
+    scribe.run(path.stem, final=True)  # and a second Scribe run
+    (state / "hot" / f"{path.stem}.json").unlink()  # even with the session's state gone
+    stop(project, path)
+    assert memories(project) == first
+    assert len(first) == 2
+
+
+def test_a_repeat_in_a_later_session_refreshes_the_memory_instead(
+    project: Path, state: Path
+) -> None:
+    session(project, [("user", "Never log webhook bodies.")])
+    ((name, (meta, _)),) = memories(project).items()
+    assert "confirmed" not in meta and "importance" not in meta
+    # A later session, another day: the person says it again, in other words.
+    session(project, [("user", "remember: never log the webhook bodies")])
+    session(project, [("user", "Never log webhook bodies!")])
+    ((again, (meta, body)),) = memories(project).items()
+    assert again == name and body == "Never log webhook bodies."
+    assert str(meta["confirmed"]) == "2026-11-29" and meta["importance"] == 4
+
+
+def test_a_rule_claude_saved_to_auto_memory_is_not_captured_again(
+    project: Path, state: Path
+) -> None:
+    folder = paths.project_memory_dir(project)
+    write_memory(
+        folder,
+        "feedback_http_client.md",
+        "Prefer httpx over requests for HTTP calls; the user corrected this.",
+        type_="feedback",
+    )
+    (folder / "MEMORY.md").write_text(
+        "- [HTTP client](feedback_http_client.md) — httpx, not requests\n"
+        "- Staging deploys need the VPN up first.\n",
+        encoding="utf-8",
+    )
+    session(
+        project,
+        [
+            ("user", "no, use httpx instead of requests"),
+            ("assistant", "[GOTCHA] Staging deploys need the VPN up first."),
+        ],
+    )
+    assert list(memories(project)) == ["feedback_http_client.md"]
+    assert str(memories(project)["feedback_http_client.md"][0]["confirmed"]) == "2026-11-29"
+
+
+def test_a_palace_memory_that_says_it_already_is_a_repeat(project: Path, state: Path) -> None:
+    room = state / "rooms" / "testing"
+    write_memory(room, "mypy.md", "Always run mypy before committing.", type_="feedback")
+    session(project, [("user", "Always run mypy before committing.")])
+    assert memories(project) == {}
+    text = (room / "mypy.md").read_text()
+    assert "confirmed: 2026-11-29" in text
+
+
+def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, state: Path) -> None:
+    from memory_tool.store.lifecycle import forget
+
+    path = session(
+        project,
+        [
+            ("user", "Always squash commits before merging."),
+            ("assistant", "[DECISION] Releases are cut from the release branch."),
+        ],
+    )
+    with open_index() as idx:
+        for e in idx.captured(10):
+            forget(idx, e.id)
+    (state / "hot" / f"{path.stem}.json").unlink()
+    stop(project, path)  # the same transcript read again
+    session(project, [("assistant", "[DECISION] Releases are cut from the release branch.")])
+    assert len(memories(project)) == 2
+    assert all(meta.get("forgotten") for meta, _ in memories(project).values())
+    assert "squash" not in wake(project) and "release branch" not in wake(project)
+    # The person saying it again in a new session brings their rule back.
+    session(project, [("user", "Always squash commits before merging.")])
+    assert "Always squash commits before merging." in wake(project)
+    assert len(memories(project)) == 2
+
+
+# --- item 4: a new decision retires the one it replaces ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "replaced"),
+    [
+        ("Use polars for dataframes.", "Use pandas for dataframes.", True),
+        ("Use polars.", "Use pandas.", True),
+        ("Use ruff instead of flake8.", "Use flake8 for linting.", True),
+        ("We switched from pip to uv.", "Use pip for packages.", True),
+        ("The bucket moved to eu-central-1.", "The events bucket is in us-east-1.", True),
+        ("Never use requests.", "Use requests for HTTP calls.", True),
+        ("Use ruff instead of flake8.", "Run flake8 with max-line 100.", False),
+        ("Use pytest for tests.", "Use ruff for linting.", False),
+        ("Don't use requests in tests.", "Use requests for HTTP calls.", False),
+        ("Always run mypy before committing.", "Never push to main directly.", False),
+    ],
+)
+def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:
+    assert capture.replaces(new, old) is replaced
+
+
+def test_a_new_decision_supersedes_the_old_one_which_stays_as_history(
+    project: Path, state: Path
+) -> None:
+    first = session(project, [("assistant", "[DECISION] Use pandas for the events loader.")])
+    session(project, [("user", "Never push to main directly.")])
+    (old_name, (old_meta, _)) = next(
+        (n, m) for n, m in memories(project).items() if "pandas" in m[1]
+    )
+    assert "superseded_by" not in old_meta
+    later = session(project, [("user", "no, use polars for the events loader")])
+    found = memories(project)
+    old_meta = found[old_name][0]
+    (new_name,) = [n for n, (_, b) in found.items() if "polars" in b]
+    new_meta = found[new_name][0]
+    with open_index() as idx:
+        old_id = idx.get_by_path(str(paths.project_memory_dir(project) / old_name)).id
+        new_id = idx.get_by_path(str(paths.project_memory_dir(project) / new_name)).id
+    assert old_meta["superseded_by"] == new_id and str(old_meta["valid_to"]) == "2026-11-29"
+    assert new_meta["supersedes"] == old_id and str(new_meta["valid_from"]) == "2026-11-29"
+    assert old_meta["originSessionId"] == first.stem and new_meta["originSessionId"] == later.stem
+    # The old one no longer loads; the new one and the unrelated rule do; search finds both.
+    brief = wake(project)
+    assert "polars" in brief and "pandas" not in brief and "push to main" in brief
+    found_ids = CliRunner().invoke(main, ["search", "events loader"]).output
+    assert old_id in found_ids and new_id in found_ids

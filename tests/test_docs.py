@@ -74,6 +74,21 @@ def test_the_commands_doc_is_what_the_script_generates_now() -> None:
     )
 
 
+def test_the_readmes_example_brief_is_what_wake_gives_on_the_demo_palace() -> None:
+    import subprocess
+    import sys
+
+    script = REPO / "scripts" / "readme_brief.py"
+    generated = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert generated.startswith("```text\n<memory-context>\n")
+    assert generated in README, (
+        "README.md's example brief is out of date: run .venv/bin/python scripts/readme_brief.py "
+        "--write"
+    )
+
+
 @pytest.mark.parametrize(("name", "cmd"), all_commands(main))
 def test_every_command_has_help_and_is_in_the_commands_doc(name: str, cmd: click.Command) -> None:
     assert (cmd.help or "").strip(), f"{name} has no help text"

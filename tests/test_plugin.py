@@ -18,6 +18,7 @@ from helpers import REPO, start_payload, write_memory
 
 import memory_tool
 from memory_tool.base import paths
+from memory_tool.base.config import HOOK_SERVER_PORT
 from memory_tool.base.resources import hook_script
 from memory_tool.runtime import plugin, plugin_env, settings
 
@@ -53,8 +54,14 @@ def test_the_plugin_hooks_the_events_install_writes_with_their_matchers_and_time
         (ours,) = installed[event]
         assert group.get("matcher") == ours.get("matcher")
         (handler,) = group["hooks"]
-        assert handler["timeout"] == ours["hooks"][0]["timeout"]
-        assert handler["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/scripts/hook" {event} {VERSION}'
+        (mine,) = ours["hooks"]
+        assert handler["timeout"] == mine["timeout"]
+        if settings.HOOK_EVENTS[event][3] == settings.COMMAND:
+            assert handler["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/scripts/hook" {event} {VERSION}'
+        else:  # the same HTTP hook (Claude Code runs it once), on the default port
+            port = int(mine["url"].split(":")[2].split("/")[0])
+            assert mine == settings.http_handler(event, port, mine["timeout"])
+            assert handler == settings.http_handler(event, HOOK_SERVER_PORT, mine["timeout"])
 
 
 def test_the_plugin_carries_the_package_source_and_its_launchers() -> None:

@@ -179,10 +179,15 @@ def test_an_install_by_an_earlier_version_is_upgraded_in_place() -> None:
     settings.install()
     after = json.loads(path.read_text())
     for event in settings.HOOK_EVENTS:
-        commands = [h["command"] for g in after["hooks"][event] for h in g["hooks"]]
-        mine = [c for c in commands if c != "echo mine"]
-        assert mine == [settings.hook_command(event)], event
-    assert after["hooks"]["PreToolUse"] == data["hooks"]["PreToolUse"]
+        handlers = [h for g in after["hooks"][event] for h in g["hooks"]]
+        theirs = [h for g in json.loads(USER_SETTINGS)["hooks"].get(event, []) for h in g["hooks"]]
+        mine = [h for h in handlers if h not in theirs]
+        if settings.HOOK_EVENTS[event][3] == settings.COMMAND:
+            assert [h["command"] for h in mine] == [settings.hook_command(event)], event
+        else:
+            assert [h["type"] for h in mine] == ["http"], event
+    # The person's own PreToolUse hook stays, first; ours comes after it.
+    assert after["hooks"]["PreToolUse"][0] == data["hooks"]["PreToolUse"][0]
     settings.uninstall()
     left = json.loads(path.read_text())
     assert left["hooks"] == json.loads(USER_SETTINGS)["hooks"]
@@ -278,11 +283,12 @@ def test_the_settings_backup_is_readable_by_its_owner_only(
 
 
 @pytest.mark.parametrize("settings_mode", [0o644, 0o640, 0o600])
-def test_install_and_uninstall_keep_the_mode_of_your_settings_file(settings_mode: int) -> None:
+def test_uninstall_gives_your_settings_file_its_mode_back(settings_mode: int) -> None:
     path = write_settings(USER_SETTINGS)
     os.chmod(path, settings_mode)
     assert settings.install().changes
-    assert mode(path) == settings_mode
+    # It holds the hook secret now: owner-only while installed, its own mode back after.
+    assert mode(path) == 0o600
     assert mode(backup_of(path)) == 0o600
     result = CliRunner().invoke(main, ["uninstall"])
     assert result.exit_code == 0, result.output

@@ -249,3 +249,24 @@ def test_broken_frontmatter_never_reaches_the_brief_as_text(project: Path) -> No
     assert picked["feedback_broken.md"].type == "feedback"
     assert picked["project_noclose.md"].name == "noclose"
     assert "Recap of the rules that matter most: broken" in text
+
+
+def test_a_project_with_nothing_saved_gets_one_short_line(project: Path) -> None:
+    import json
+
+    from helpers import run_hook, start_payload
+
+    from memory_tool.recall.wake import INTRO, NOTHING_SAVED
+    from memory_tool.store.palace import init_palace
+
+    init_palace()  # what install creates: templates, no memory
+    proc = run_hook("SessionStart", start_payload(project))
+    text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert text == FENCE_OPEN + NOTHING_SAVED + FENCE_CLOSE
+    assert "earlier sessions" not in text
+    assert tokens.count(text) <= 25  # was the whole 104-token frame about facts not there
+    assert brief_for(project).tokens == tokens.count(text)
+    # The first saved fact brings the whole frame back.
+    write_memory(paths.project_memory_dir(project), "project_x.md", "The API runs on port 8765.")
+    brief = brief_for(project)
+    assert INTRO in brief.text and "port 8765" in brief.text

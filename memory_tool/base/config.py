@@ -39,6 +39,11 @@ CONTEXT_LINE_MAX_TOKENS = 200
 # Claude Code caps hook output at 10,000 characters (larger output is replaced by a preview):
 # leave room for the JSON envelope and escaping.
 MAX_HOOK_OUTPUT_CHARS = 9_000
+# The loopback port of the hook server's HTTP hooks. Fixed rather than picked at install so the
+# plugin's hooks.json (one static file for every user of the plugin) can name it; below Linux's
+# ephemeral range (32768-60999), so no outgoing connection happens to hold it, and assigned to
+# no common service. Where it is taken: `server.port`, then `memory-tool install` again.
+HOOK_SERVER_PORT = 23_419
 
 # Power-law recency decay exponents: weight = importance * (1 + age_days) ** -decay.
 # Identity never decays; feedback rules barely do; project state goes stale fastest.
@@ -79,7 +84,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "cold": {"retention_days": 30, "model_summary": False, "model_summary_max_chars": 4000},
     "hygiene": {"enabled": True},
-    "server": {"enabled": True},
+    "server": {"enabled": True, "port": HOOK_SERVER_PORT},
     # What a session says explicitly (rules, corrections, tagged decisions) becomes memory at
     # the end of each turn (auto), waits in the inbox for a person (inbox), or is not kept (off).
     "capture": {"mode": "auto"},
@@ -166,7 +171,13 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
         "model_summary_max_chars": _whole(1),
     },
     "hygiene": {"enabled": _SWITCH},
-    "server": {"enabled": _SWITCH},
+    "server": {
+        "enabled": _SWITCH,
+        "port": (
+            lambda v: isinstance(v, int) and not isinstance(v, bool) and 1024 <= v <= 65535,
+            "a port number from 1024 to 65535",
+        ),
+    },
     "capture": {"mode": (_capture_mode, "one of " + ", ".join(CAPTURE_MODES))},
     "sync": {"auto": _SWITCH, "on_start": _SWITCH},
 }

@@ -28,6 +28,10 @@ HANDOFF_RULE = (
     "Before a long session ends, a handoff goes in thoughts/HANDOFF.md "
     "(template: `memory-tool handoff`).\n"
 )
+# A project with nothing saved (no identity, no rule, no fact, nothing else to say) gets this line
+# instead of the frame: the frame's 104 tokens describe "facts saved in earlier sessions" that are
+# not there. One line, so the model still knows memory-tool is on.
+NOTHING_SAVED = "memory-tool is on; nothing is saved for this project yet.\n"
 L1_HEADING = "## About the user (L1)\n"
 L2_CRITICAL_HEADING = "## Critical rules (L2)\n"
 L2_HEADING = "## This project (L2)\n"
@@ -154,9 +158,10 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
     crit_end = 0
     if l2_units and l2_units[0].text == L2_CRITICAL_HEADING:
         crit_end = 1 + len(critical(l2.picked))
-    head = [unit(FENCE_OPEN), unit(INTRO)]
-    tail = [unit(DEEPER), unit(HANDOFF_RULE), unit(FENCE_CLOSE)]
     extra_units = extra or []
+    empty = not (l1.picked or l1.omitted or l2.picked or l2.omitted or extra_units)
+    head = [unit(FENCE_OPEN), unit(NOTHING_SAVED if empty else INTRO)]
+    tail = [unit(FENCE_CLOSE)] if empty else [unit(DEEPER), unit(HANDOFF_RULE), unit(FENCE_CLOSE)]
     body = (
         l2_units[:crit_end]
         + l1.units

@@ -20,9 +20,11 @@ PROTOCOL = b"MT2"
 # This install's package folder: a server started from another install (a second checkout, a
 # different venv) must not answer with its code.
 PACKAGE_DIR = os.fsencode(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# Events the hook scripts hand to the server. UserPromptSubmit runs on every prompt, so it is
-# the one whose start-up cost matters; the other hooks run once or twice a session.
-ROUTED_EVENTS = frozenset({"UserPromptSubmit"})
+# Events the command hooks hand to the server: SessionStart and SessionEnd (the command hooks of
+# an install with HTTP hooks: the server learns the session's start and end, and SessionStart
+# costs little more than an interpreter start), and UserPromptSubmit for an install without
+# HTTP hooks (it runs on every prompt). The others run once or twice a session.
+ROUTED_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "SessionEnd"})
 # A hook payload is small JSON; a prompt can be large (pasted logs), so allow generous input but
 # refuse to buffer without bound.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
@@ -37,6 +39,8 @@ OK = "ok"
 ABSENT = "absent"  # no server listening (or one that is retiring): the caller may start one
 OFF = "off"  # disabled by MEMORY_TOOL_SERVER=0, or no unix sockets on this platform
 FAILED = "failed"  # a server answered badly or too slowly: run in-process, start nothing
+# True inside the server process: a handler there must not ask the server (itself) anything.
+IN_SERVER = [False]
 # Control requests (not hook events).
 PING = "!ping"
 STOP = "!stop"
@@ -153,7 +157,12 @@ def forward(event: str, stdin: bytes) -> str:
 
 def may_start() -> bool:
     """Whether hooks may start a server: not switched off by environment or config."""
-    if disabled() or os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
+    if disabled():
+        return False
+    # MEMORY_TOOL_NO_BACKGROUND (tests) starts no server, unless MEMORY_TOOL_SERVER=1 asks for
+    # one: the end-to-end tests of the HTTP hooks, which have nothing to talk to without it.
+    forced = os.environ.get("MEMORY_TOOL_SERVER", "").strip() == "1"
+    if os.environ.get("MEMORY_TOOL_NO_BACKGROUND") and not forced:
         return False
     try:
         from ..base.config import load_config
@@ -163,11 +172,12 @@ def may_start() -> bool:
         return False
 
 
-def spawn() -> bool:
-    """Start a detached server (it exits at once if one is already running). Uses posix_spawn:
-    importing subprocess would cost the hook more than the spawn itself."""
+def spawn(env: "dict[str, str] | None" = None) -> bool:
+    """Start a detached server (it exits at once if one is already running) with ``env`` (this
+    process's environment by default). Uses posix_spawn: importing subprocess would cost the
+    hook more than the spawn itself."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
@@ -190,12 +200,18 @@ def spawn() -> bool:
     return True
 
 
-def ensure_server() -> None:
-    """From a hook: start a server when none answers and starting one is allowed. Never
-    raises (a server is an accelerator: failing to start one is logged, not felt)."""
+def ensure_server(session_id: str = "") -> None:
+    """From a hook: start a server when none answers and starting one is allowed; it serves
+    ``session_id`` (a SessionStart's) from the start. Never raises (failing to start one is
+    logged: the HTTP hooks lose their context until the next SessionStart)."""
+    if IN_SERVER[0]:
+        return
     try:
         if may_start() and request(PING, b"", timeout=0.5)[0] == ABSENT:
-            spawn()
+            env = dict(os.environ)
+            if session_id:
+                env["MEMORY_TOOL_SERVER_SESSION"] = session_id
+            spawn(env)
     except Exception as exc:  # noqa: BLE001
         from ..base.log import log_error
 

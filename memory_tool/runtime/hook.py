@@ -4,8 +4,9 @@ Claude Code starts a new process for every hook. Without ``site`` (``-S``) the i
 about 10 ms sooner, so this script puts the package's parent folder and the environment's
 site-packages (needed only on slow paths: YAML, the tokenizer) on ``sys.path`` by hand. Then it
 claims the event (two installs, the plugin and settings.json, answer it once: ``claim``), hands a
-routed event (UserPromptSubmit) to the resident hook server (``client``), and otherwise runs the
-event in-process (``dispatch``), starting a server for the next prompt. Whatever goes wrong, the
+routed event (SessionStart, SessionEnd, UserPromptSubmit) to the resident hook server
+(``client``), and otherwise runs the event in-process (``dispatch``); SessionStart then starts a
+server for the session's HTTP hooks. Whatever goes wrong, the
 session must not break: a missing or broken package exits 0 silently.
 
 It is run by path, not imported (``-S`` leaves the package off ``sys.path``), so its imports of
@@ -100,7 +101,9 @@ def run(event: str) -> int:
     except Exception:  # noqa: BLE001 - never break the session
         return 0
     code = dispatch.run(event, stdin=None if stdin is None else io.BytesIO(stdin))
-    if status is not None and status == client.ABSENT:  # status is set only once client loaded
+    # status is set only once client loaded. SessionStart starts one itself (for its session),
+    # and a SessionEnd must not start a server its session no longer needs.
+    if status is not None and status == client.ABSENT and event == "UserPromptSubmit":
         client.ensure_server()
     return code
 

@@ -16,8 +16,9 @@ import json
 from typing import Any
 
 from .. import __version__
+from ..base.config import HOOK_SERVER_PORT
 from ..base.resources import templates_dir
-from .settings import HOOK_EVENTS, INSTALLED_TEMPLATE_FILES
+from .settings import INSTALLED_TEMPLATE_FILES, handlers_for
 
 PLUGIN_NAME = "memory-tool"
 MARKETPLACE_NAME = "memory-tool"
@@ -32,8 +33,10 @@ DESCRIPTION = (
     "topic, deep search on demand), with hot/cold/wiki tiers and an enforced handoff."
 )
 HOOKS_DESCRIPTION = (
-    "memory-tool: the wake-up brief at SessionStart, room and deep recall at UserPromptSubmit, "
-    "hot state and the handoff at Stop, the cold summary at SessionEnd"
+    "memory-tool: the wake-up brief at SessionStart (which starts the hook server), then over "
+    "HTTP to it: room and deep recall at UserPromptSubmit, the memory of the files and errors "
+    "tool calls touch, the subagent brief, hot state and the handoff at Stop; the cold summary "
+    "at SessionEnd"
 )
 
 
@@ -42,15 +45,10 @@ def hook_command(event: str, version: str = __version__) -> str:
 
 
 def hooks_json(version: str = __version__) -> dict[str, Any]:
-    hooks: dict[str, Any] = {}
-    for event, (_, matcher, timeout) in HOOK_EVENTS.items():
-        group: dict[str, Any] = {}
-        if matcher:
-            group["matcher"] = matcher
-        group["hooks"] = [
-            {"type": "command", "command": hook_command(event, version), "timeout": timeout}
-        ]
-        hooks[event] = [group]
+    # The HTTP hooks name the default port (one static file for every user): a machine that
+    # moved server.port needs the settings.json install (docs/hook-server.md).
+    groups = handlers_for(lambda event: hook_command(event, version), HOOK_SERVER_PORT, http=True)
+    hooks = {event: [group] for event, group in groups.items()}
     return {"description": HOOKS_DESCRIPTION, "hooks": hooks}
 
 

@@ -1,24 +1,33 @@
 """The resident hook server: one process per state root that answers hook calls warm.
 
-Claude Code starts a new process for every hook call; on the UserPromptSubmit path most of that
-process's time is interpreter start-up and imports, not work (see ``client.py``). The server
-imports everything once and answers each call over a unix socket in ``<state>/run/``; the hook
-script becomes a small client. It is an accelerator, never a dependency:
+Claude Code starts a new process for every command hook; most of that process's time is
+interpreter start-up and imports, not work (see ``client.py``). The server imports everything
+once and answers on two doors:
 
-- The client falls back to running the hook in-process on any failure (no server, a refused or
-  slow connection, a bad answer), so a dead or missing server costs speed, not memory.
+- HTTP on 127.0.0.1 (``hook_http.py``): Claude Code's own ``type: "http"`` hooks, every event
+  but SessionStart. Each request must carry this install's secret; there is no fallback in the
+  request's path (Claude Code makes it), so a server that is down costs those hooks their
+  context, nothing more, until the next SessionStart starts one. Hence its life follows the
+  sessions it serves (``sessions.py``), and a server that must retire (an upgrade, ``MAX_CALLS``,
+  a stuck call) starts its successor before it goes.
+- A unix socket in ``<state>/run/`` for the command hooks (SessionStart, and UserPromptSubmit
+  of an install that predates HTTP hooks); the hook script is a small client.
+
+Beyond that:
+- The command hook's client falls back to running the hook in-process on any failure (no
+  server, a refused or slow connection, a bad answer): there a dead server costs speed only.
 - A call runs through the very same ``dispatch.run`` as in-process, with the caller's environment
   and working directory, so both paths give byte-identical output (tested).
-- It exits by itself after ``IDLE_EXIT_S`` without calls, after ``MAX_CALLS`` calls, and as soon
-  as its own code changes on disk (an upgrade) or a hook of another install calls, answering
-  that call with RETRY; the hook falls back and starts a fresh one. One server per state root:
-  a lock file decides.
+- It exits once no session it serves is live and ``sessions.GRACE_S`` has passed (with no
+  session ever seen: after ``IDLE_EXIT_S`` without calls); after ``MAX_CALLS`` calls and as soon
+  as its own code changes on disk (an upgrade) it hands over to a successor; a hook of another
+  install gets RETRY and starts its own. One server per state root: a lock file decides.
 - It stays small: a call that had to load the tokenizer (a line no token count was cached for)
   lets it go again once answered, and the freed memory is handed back to the system; the
   tokenizer holds ~50 MB that the steady prompt path never needs (counts are cached in the
   index), so a server that kept it would hold 60-80 MB for a whole working day.
-- It runs calls one at a time. They take milliseconds; a caller that waits longer than the
-  client's timeout runs in-process instead.
+- It runs calls one at a time, from both doors. They take milliseconds; a command hook that
+  waits longer than the client's timeout runs in-process instead.
 
 Started detached by SessionStart (and by a prompt that found no server), unless
 ``MEMORY_TOOL_SERVER=0``, ``MEMORY_TOOL_NO_BACKGROUND`` or ``server.enabled: false`` in
@@ -30,13 +39,16 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import select
 import signal
 import socket
 import stat
 import sys
 import time
+from typing import Any
 
-from . import client
+from . import client, hook_http
+from .sessions import GRACE_S, SESSION_ENV_KEYS, Sessions
 
 # Long enough to span the pauses of a working session (reading a diff, a meeting), short enough
 # that a machine not using Claude Code carries no resident process for long.
@@ -48,6 +60,18 @@ READ_TIMEOUT_S = 5.0
 # Requests carry a prompt; the same cap as a hook's stdin, plus the environment.
 MAX_REQUEST_BYTES = 32 * 1024 * 1024 + 1024 * 1024
 LISTEN_BACKLOG = 32
+# Claude Code runs a turn's hooks in parallel (parallel tool calls, several handlers): room for
+# a burst well past the 50 concurrent hooks the tests send.
+HTTP_BACKLOG = 128
+# Between calls the server wakes this often to see whether its sessions still run.
+TICK_S = 60.0
+# The HTTP door checks the package on disk for an upgrade at most this often.
+CODE_CHECK_S = 1.0
+# Two installs (plugin and settings.json) whose handlers differ send a hook twice at once.
+TWIN_WINDOW_S = 10.0
+MAX_RECENT = 512
+# A successor binds the port its predecessor is releasing.
+BIND_WAIT_S = 3.0
 # How long `memory-tool server start` waits for a new server to answer.
 START_WAIT_S = 5.0
 # A call still running after this long is stuck (a hung disk, a FIFO where a file should be):
@@ -131,12 +155,23 @@ def _read_request(conn: socket.socket) -> tuple[str, bytes, bytes, dict[str, str
 _applied_tz: list[str | None] = [os.environ.get("TZ")]
 
 
+def set_environ(env: dict[str, str]) -> None:
+    """Make ``os.environ`` equal ``env``, touching only what differs: a call's environment is
+    mostly the server's own, and clearing and refilling ~40 variables (each a putenv) cost more
+    than an unhandled hook's whole work."""
+    current = os.environ
+    for key in [k for k in current if k not in env]:
+        del current[key]
+    for key, value in env.items():
+        if current.get(key) != value:
+            current[key] = value
+
+
 def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     """Run one hook call as the caller would have: its environment, its working directory."""
     from . import dispatch
 
-    os.environ.clear()
-    os.environ.update(env)
+    set_environ(env)
     if env.get("TZ") != _applied_tz[0]:
         time.tzset()  # "today" is the caller's local day
         _applied_tz[0] = env.get("TZ")
@@ -150,14 +185,32 @@ def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
 
 
 class Server:
-    def __init__(self, root: str, path: str) -> None:
+    def __init__(
+        self,
+        root: str,
+        path: str,
+        port: int | None = None,
+        secret: hook_http.SecretSource | None = None,
+    ) -> None:
         self.root = root
         self.path = path
+        self.port = port
+        self.secret = secret
         self.calls = 0
         self.started = time.time()
+        self.last_call = self.started
         self.stamp = _code_stamp()
+        self.stamp_checked = time.monotonic()
         self.sock: socket.socket | None = None
+        self.tcp: socket.socket | None = None
         self.inode: int | None = None
+        self.sessions = Sessions(os.path.join(root, "run", "sessions.json"))
+        self.had_sessions = bool(self.sessions.items)
+        # Hand over to a successor when leaving (an upgrade, MAX_CALLS) while sessions are live.
+        self.successor = False
+        self.recent: dict[tuple[str, int], float] = {}
+        self.home_env: dict[str, str] = dict(os.environ)
+        self.base_env: dict[str, str] = {}
 
     def bind(self) -> None:
         _private_dir(os.path.dirname(self.path))
@@ -172,6 +225,8 @@ class Server:
         sock.listen(LISTEN_BACKLOG)
         self.sock = sock
         self.inode = os.stat(self.path).st_ino
+        if self.port:
+            self.tcp = _bind_tcp(self.port)
 
     def still_ours(self) -> bool:
         """False once our socket file is gone or replaced (state root removed, a new server)."""
@@ -181,29 +236,79 @@ class Server:
             return False
 
     def status(self) -> str:
+        http = f"127.0.0.1:{self.port}" if self.tcp is not None else "off"
         return (
             f"pid={os.getpid()} calls={self.calls} up_s={time.time() - self.started:.0f} "
-            f"rss_mb={_rss_mb():.1f}"
+            f"http={http} sessions={len(self.sessions.items)} rss_mb={_rss_mb():.1f}"
         )
 
     def serve(self, idle_exit_s: float = IDLE_EXIT_S) -> None:
         assert self.sock is not None
-        self.sock.settimeout(idle_exit_s)
-        home_env = dict(os.environ)
+        home_env = self.home_env = dict(os.environ)
+        self.base_env = {k: v for k, v in home_env.items() if k not in SESSION_ENV_KEYS}
+        listeners = [s for s in (self.sock, self.tcp) if s is not None]
         try:
-            while self.calls < MAX_CALLS:
-                try:
-                    conn, _ = self.sock.accept()
-                except TimeoutError:
+            while True:
+                if self.calls >= MAX_CALLS:
+                    self.successor = True
+                    return
+                wait = self._wait_or_exit(idle_exit_s)
+                if wait is None:
                     return  # idle: make way
-                with conn:
-                    if not self._answer(conn, home_env):
+                ready, _, _ = select.select(listeners, [], [], wait)
+                for listening in ready:
+                    try:
+                        conn, _ = listening.accept()
+                    except OSError:
+                        continue
+                    with conn:
+                        if listening is self.sock:
+                            goes_on = self._answer(conn, home_env)
+                        else:
+                            goes_on = self._answer_http(conn, home_env)
+                    if tokenizer_loaded():  # after the answer went out
+                        release_tokenizer()
+                    if not goes_on:
                         return
         finally:
             self.close()
 
+    def _wait_or_exit(self, idle_exit_s: float) -> float | None:
+        """How long to wait for the next call, or None when the server should exit: no session
+        it serves is live, and none was (nor a call came) for the grace period."""
+        now = time.time()
+        if self.sessions.live(now):
+            self.had_sessions = True
+            return TICK_S
+        limit = min(GRACE_S, idle_exit_s) if self.had_sessions else idle_exit_s
+        left = limit - (now - max(self.last_call, self.sessions.last_live))
+        return None if left <= 0 else min(left, TICK_S)
+
+    def _run(
+        self, event: str, cwd: bytes, env: dict[str, str], body: bytes, home_env: dict[str, str]
+    ) -> bytes:
+        self.calls += 1
+        self.last_call = time.time()
+        signal.alarm(CALL_LIMIT_S)  # see _stuck: a successor, then the process ends
+        try:
+            return handle(event, cwd, env, body)
+        finally:
+            signal.alarm(0)
+            set_environ(home_env)
+
+    def _code_changed(self, throttle: bool) -> bool:
+        """Whether the package on disk is no longer the code this process runs. The HTTP door
+        looks after answering, at most every ``CODE_CHECK_S`` (walking the package costs 1-3 ms,
+        which a burst of tool calls must not pay on each); the command door, which has a
+        fallback, before every call."""
+        now = time.monotonic()
+        if throttle and now - self.stamp_checked < CODE_CHECK_S:
+            return False
+        self.stamp_checked = now
+        return _code_stamp() != self.stamp
+
     def _answer(self, conn: socket.socket, home_env: dict[str, str]) -> bool:
-        """Answer one connection; False when the server must stop."""
+        """Answer one command hook's connection; False when the server must stop."""
         from ..base.log import log_error
 
         conn.settimeout(READ_TIMEOUT_S)
@@ -219,31 +324,134 @@ class Server:
             if event == client.STOP:
                 conn.sendall(b"OK\nstopping\n")
                 return False
-            if pkg != client.PACKAGE_DIR or _code_stamp() != self.stamp or not self.still_ours():
+            if not self.still_ours():
                 conn.sendall(b"RETRY\n")
                 return False
-            self.calls += 1
-            signal.alarm(CALL_LIMIT_S)  # default action: the process ends
-            try:
-                out = handle(event, cwd, env, body)
-            finally:
-                signal.alarm(0)
-                os.environ.clear()
-                os.environ.update(home_env)
+            if pkg != client.PACKAGE_DIR:
+                conn.sendall(b"RETRY\n")  # another install: its hook starts a server of its own
+                return False
+            if self._code_changed(throttle=False):
+                conn.sendall(b"RETRY\n")
+                self.successor = True
+                return False
+            session = _session_of(body)
+            self.sessions.touch(session, env)
+            out = self._run(event, cwd, env, body, home_env)
+            if event == "SessionEnd":
+                self.sessions.end(session)
             conn.sendall(b"OK\n" + out)
-            if tokenizer_loaded():
-                release_tokenizer()
         except OSError as exc:  # the caller went away or timed out: its hook runs in-process
             log_error("server", f"call dropped: {exc}")
         return True
 
+    def _answer_http(self, conn: socket.socket, home_env: dict[str, str]) -> bool:
+        """Answer one HTTP hook; False when the server must stop. Every answer is JSON."""
+        from ..base.log import log_error
+
+        conn.settimeout(hook_http.READ_TIMEOUT_S)
+        event = "http"
+        try:
+            method, path, headers, rest = hook_http.read_head(conn)
+            secret = self.secret.get() if self.secret is not None else None
+            if not hook_http.authorised(headers, secret):
+                hook_http.send(conn, 403)  # before reading the body: nothing else for them
+                return True
+            prefix = hook_http.PATH_PREFIX
+            event = path[len(prefix) :] if path.startswith(prefix) else ""
+            if not event.isalnum():
+                hook_http.send(conn, 404)
+                return True
+            if method != "POST":
+                hook_http.send(conn, 405)
+                return True
+            body = hook_http.read_body(conn, headers, rest)
+            payload = hook_http.payload_of(body)
+            if payload is None:
+                log_error(event, "HTTP hook body is not a JSON object: ignored")
+                hook_http.send(conn, 200)
+                return True
+            if self._twin(event, body):
+                hook_http.send(conn, 200)  # the same hook from a second install: answered once
+                return True
+            if not self.still_ours():
+                hook_http.send(conn, 200)  # a new server took over the state root
+                return False
+            session = payload.get("session_id")
+            session = session if isinstance(session, str) else ""
+            self.sessions.touch(session)
+            env = {**self.base_env, **self.sessions.env_of(session)}
+            cwd = payload.get("cwd")
+            cwd_bytes = os.fsencode(cwd) if isinstance(cwd, str) else b""
+            out = self._run(event, cwd_bytes, env, body, home_env)
+            hook_http.send(conn, 200, hook_http.shape_answer(event, out))
+            if event == "SessionEnd":
+                self.sessions.end(session)
+            # After the answer, and at most every CODE_CHECK_S: an upgrade is seen within a
+            # second, and the successor answers from the next hook on.
+            if self._code_changed(throttle=True):
+                self.successor = True
+                return False
+        except hook_http.BadRequest as exc:
+            log_error(event, f"HTTP hook refused: {exc}")
+            hook_http.send(conn, exc.status)
+        except OSError as exc:  # the caller went away or timed out
+            log_error("server", f"HTTP call dropped: {exc}")
+        return True
+
+    def _twin(self, event: str, body: bytes) -> bool:
+        """True for the second of two identical requests within ``TWIN_WINDOW_S``: memory-tool
+        installed both as the plugin and in settings.json with handlers that differ (another
+        port, an older install) sends each hook twice."""
+        import zlib
+
+        now = time.monotonic()
+        key = (event, zlib.crc32(body) ^ (len(body) << 32))
+        seen = self.recent.get(key)
+        self.recent[key] = now
+        if len(self.recent) > MAX_RECENT:
+            self.recent = {k: t for k, t in self.recent.items() if now - t < TWIN_WINDOW_S}
+        return seen is not None and now - seen < TWIN_WINDOW_S
+
     def close(self) -> None:
+        if self.tcp is not None:
+            self.tcp.close()
+            self.tcp = None
         if self.sock is not None:
             if self.still_ours():
                 with contextlib.suppress(OSError):
                     os.unlink(self.path)
             self.sock.close()
             self.sock = None
+
+
+def _session_of(body: bytes) -> str:
+    payload = hook_http.payload_of(body)
+    session = payload.get("session_id") if payload else None
+    return session if isinstance(session, str) else ""
+
+
+def _bind_tcp(port: int) -> socket.socket | None:
+    """Listen on 127.0.0.1:``port``; a predecessor handing over may hold it a moment longer.
+    None when it stays taken (logged: the HTTP hooks then lose their context, the command
+    hooks still come through the unix socket)."""
+    from ..base.log import log_error
+
+    deadline = time.monotonic() + BIND_WAIT_S
+    while True:
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Lets a successor bind while the old connections sit in TIME_WAIT; on Linux it never
+        # lets two listeners share the port.
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            tcp.bind((hook_http.LOOPBACK, port))
+            tcp.listen(HTTP_BACKLOG)
+            return tcp
+        except OSError as exc:
+            tcp.close()
+            if time.monotonic() >= deadline:
+                log_error("server", f"cannot listen on 127.0.0.1:{port} ({exc}); see server.port")
+                return None
+            time.sleep(0.05)
 
 
 def tokenizer_loaded() -> bool:
@@ -285,11 +493,45 @@ def _warm() -> None:
     """Import what calls need, so the first prompt is as fast as the hundredth."""
     from . import dispatch
 
-    for event in client.ROUTED_EVENTS:
+    for event in dispatch.HANDLER_MODULES:
         dispatch.load_handler(event)
     from ..recall import room  # noqa: F401 - imported for their cost
     from ..store import classify  # noqa: F401 - imported for their cost
     from ..tiers import digest  # noqa: F401 - imported for their cost
+
+
+# Set in a successor's environment: wait for the predecessor's lock instead of leaving.
+SUCCESSOR_ENV = "MEMORY_TOOL_SERVER_SUCCESSOR"
+# Set by a SessionStart that ran in-process and started this server: that session is served.
+SESSION_ENV = "MEMORY_TOOL_SERVER_SESSION"
+_current: list[Server] = []
+
+
+def _spawn_successor(env: dict[str, str]) -> None:
+    client.spawn({**env, SUCCESSOR_ENV: "1"})
+
+
+def _stuck(signum: int, frame: object) -> None:
+    """SIGALRM: a call ran past ``CALL_LIMIT_S``. Hand over to a successor when a session is
+    still served (its HTTP hooks have nowhere else to go), then end as the signal would."""
+    if _current and _current[0].sessions.items:
+        _spawn_successor(_current[0].home_env)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGALRM)
+
+
+def _lock(path: object, wait_s: float) -> Any:
+    """The server lock, waited for up to ``wait_s`` (a successor), else tried once."""
+    from ..base.fsutil import file_lock
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        cm = file_lock(path, blocking=False)  # type: ignore[arg-type]
+        got = cm.__enter__()
+        if got or time.monotonic() >= deadline:
+            return cm, got
+        cm.__exit__(None, None, None)
+        time.sleep(0.05)
 
 
 def main(idle_exit_s: float | None = None) -> int:
@@ -297,24 +539,39 @@ def main(idle_exit_s: float | None = None) -> int:
     (0) when another server of the same root holds the lock."""
     from pathlib import Path
 
-    from ..base.fsutil import file_lock
     from ..base.log import log_error
-    from ..base.paths import state_root
+    from ..base.paths import settings_file, state_root
 
     root = str(state_root())
     run = os.path.join(root, "run")
+    successor = os.environ.pop(SUCCESSOR_ENV, "") == "1"
+    spawner = os.environ.pop(SESSION_ENV, "")
+    client.IN_SERVER[0] = True  # a handler's ensure_server() must not ping this very process
+    server: Server | None = None
     try:
         _private_dir(run)
-        with file_lock(Path(run) / "server.lock", blocking=False) as got:
+        cm, got = _lock(Path(run) / "server.lock", BIND_WAIT_S if successor else 0.0)
+        try:
             if not got:
                 return 0
-            server = Server(root, client.socket_path(root))
+            port = hook_http.port() if client.may_start() else None
+            secret = hook_http.SecretSource(settings_file())
+            server = Server(root, client.socket_path(root), port, secret)
+            server.home_env = dict(os.environ)
+            if spawner:
+                server.sessions.touch(spawner, dict(os.environ))
             server.bind()
+            _current[:] = [server]
+            signal.signal(signal.SIGALRM, _stuck)
             _warm()
             server.serve(IDLE_EXIT_S if idle_exit_s is None else idle_exit_s)
+        finally:
+            cm.__exit__(None, None, None)
     except Exception as exc:  # noqa: BLE001 - a server that cannot run leaves hooks in-process
         log_error("server", exc)
         return 1
+    if server is not None and server.successor and server.sessions.live():
+        _spawn_successor(server.home_env)  # the lock is released: it can take over
     return 0
 
 

@@ -78,9 +78,22 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
         forget_old_sessions()
         spawn_background_refresh()
-    ensure_server()  # warm for the session's first prompt
+    if os.environ.get("CLAUDE_PLUGIN_ROOT"):
+        _plugin_secret()
+    ensure_server(event.session_id)  # for the session's HTTP hooks
     spawn_sync("start", cwd=cwd)  # detached: a teammate's or another machine's new memory
     return context("SessionStart", text)
+
+
+def _plugin_secret() -> None:
+    """The plugin's HTTP hooks send the secret settings.json holds: give it one if it has none
+    (its HTTP hooks get 403 until the next session, which reads it at start)."""
+    from .hook_http import read_secret
+
+    if read_secret(paths.settings_file()) is None:
+        from .settings import add_secret
+
+        add_secret()
 
 
 def _brief_key(idx: Any, cwd: str) -> str:

@@ -16,6 +16,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -25,22 +26,38 @@ from ..base import paths
 from ..base.errors import SettingsError
 from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text, read_json_object
 from ..base.resources import hook_script, templates_dir
+from . import hook_http
 
+# How an event reaches memory-tool (docs/hook-server.md):
+# - COMMAND: always a command hook (a thin client of the server, in-process without one).
+#   SessionStart: Claude Code sends no HTTP hook for it, and it starts the server the others talk
+#   to. SessionEnd: an HTTP SessionEnd that finds no server prints "SessionEnd hook failed:
+#   ECONNREFUSED" on the terminal; it runs once a session, so a command costs nothing that counts.
+# - HTTP: an HTTP hook to the server on 127.0.0.1 (a few ms); a command hook when the server is
+#   switched off at install (MEMORY_TOOL_SERVER=0 or server.enabled: false).
+# - TOOL: an HTTP hook on every tool call; with the server off it is not installed at all: two
+#   processes per tool call (~50 ms each) would add ~20 s to a session of 200 tool calls.
+COMMAND, HTTP, TOOL = "command", "http", "tool"
 # The one table of the hook events memory-tool answers: `install` writes settings.json from it and
 # scripts/gen_plugin.py writes the plugin's hooks/hooks.json from it (a test keeps that file in
 # step), so a new event is one line here (and its handler in dispatch.HANDLER_MODULES).
-# event -> (script name, matcher, timeout seconds). The script name is the event's script in the
-# checkout's hooks/ folder, which installs before the package start-up ran (commands like
-# "<python> -S <checkout>/hooks/stop.py" are recognised and replaced by it). The timeouts are
-# ceilings for a stuck disk, not expected run times (SessionStart is tens of milliseconds).
-HOOK_EVENTS: dict[str, tuple[str, str | None, int]] = {
-    "SessionStart": ("session_start.py", "startup|resume|clear|compact|fork", 15),
-    "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
-    "Stop": ("stop.py", None, 15),
-    "SessionEnd": ("session_end.py", None, 5),
-    "SubagentStart": ("subagent_start.py", None, 10),
-    "PreCompact": ("pre_compact.py", None, 10),
-    "PostCompact": ("post_compact.py", None, 10),
+# event -> (script name, matcher, timeout seconds, transport). The script name is the event's
+# script in the checkout's hooks/ folder, which installs before the package start-up ran
+# (commands like "<python> -S <checkout>/hooks/stop.py" are recognised and replaced by it). The
+# timeouts are ceilings for a stuck disk, not expected run times (SessionStart is tens of
+# milliseconds, an HTTP hook a few). The tool events' matchers name the tools whose calls can
+# bring memory (a file read or changed, a search naming files, a failed command, a subagent).
+HOOK_EVENTS: dict[str, tuple[str, str | None, int, str]] = {
+    "SessionStart": ("session_start.py", "startup|resume|clear|compact|fork", 15, COMMAND),
+    "UserPromptSubmit": ("user_prompt_submit.py", None, 10, HTTP),
+    "PreToolUse": ("", "Edit|Write|MultiEdit|NotebookEdit|Agent", 5, TOOL),
+    "PostToolUse": ("", "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob", 5, TOOL),
+    "PostToolUseFailure": ("", "Bash", 5, TOOL),
+    "Stop": ("stop.py", None, 15, HTTP),
+    "SessionEnd": ("session_end.py", None, 5, COMMAND),
+    "SubagentStart": ("subagent_start.py", None, 10, HTTP),
+    "PreCompact": ("pre_compact.py", None, 10, HTTP),
+    "PostCompact": ("post_compact.py", None, 10, HTTP),
 }
 # Files from templates/ that install puts under the Claude config folder (skills, …).
 INSTALLED_TEMPLATE_FILES = ("skills/memory-recall/SKILL.md",)
@@ -75,7 +92,13 @@ def _private_mode(path: Path) -> int:
 
 
 def _write_backup(path: Path) -> None:
-    atomic_write_bytes(backup_file(path), path.read_bytes(), _private_mode(path))
+    """The settings as they were, less our hook secret (it belongs in settings.json only)."""
+    raw = path.read_bytes()
+    if hook_http.SECRET_ENV.encode() in raw:
+        with contextlib.suppress(SettingsError):
+            _, data = _read_settings(path)
+            raw = _dump(_without_secret(data)).encode("utf-8")
+    atomic_write_bytes(backup_file(path), raw, _private_mode(path))
 
 
 def _write_settings(path: Path, text: str) -> None:
@@ -101,6 +124,92 @@ def hook_command(event: str) -> str:
     every dependency without ``site``."""
     flag = "-S " if fast_start_works(sys.executable) else ""
     return f'"{sys.executable}" {flag}"{hook_script()}" {event}'
+
+
+def http_hooks_on() -> bool:
+    """Whether install writes HTTP hooks: the server is not switched off (``MEMORY_TOOL_SERVER=0``
+    or ``server.enabled: false``)."""
+    from ..base.config import load_config
+    from .client import disabled
+
+    if disabled():
+        return False
+    return bool(load_config().get("server", {}).get("enabled", True))
+
+
+def http_handler(event: str, port: int, timeout: int) -> dict[str, Any]:
+    """The HTTP hook for ``event``: the same object in settings.json and the plugin's hooks.json,
+    so Claude Code, finding it in both, runs it once. The secret is named, not written: Claude
+    Code fills it from settings.json's env block (``allowedEnvVars``)."""
+    return {
+        "type": "http",
+        "url": hook_http.hook_url(event, port),
+        "headers": {"X-Memory-Tool-Secret": f"${{{hook_http.SECRET_ENV}}}"},
+        "allowedEnvVars": [hook_http.SECRET_ENV],
+        "timeout": timeout,
+    }
+
+
+def handlers_for(
+    command_of: Callable[[str], str], port: int, http: bool
+) -> dict[str, dict[str, Any]]:
+    """event -> the hook group to install (matcher and handler), from HOOK_EVENTS."""
+    out: dict[str, dict[str, Any]] = {}
+    for event, (_, matcher, timeout, transport) in HOOK_EVENTS.items():
+        if transport == TOOL and not http:
+            continue
+        handler: dict[str, Any]
+        if transport == COMMAND or not http:
+            handler = {"type": "command", "command": command_of(event), "timeout": timeout}
+        else:
+            handler = http_handler(event, port, timeout)
+        group: dict[str, Any] = {}
+        if matcher:
+            group["matcher"] = matcher
+        group["hooks"] = [handler]
+        out[event] = group
+    return out
+
+
+def _is_our_http(handler: dict[str, Any]) -> bool:
+    """An HTTP hook of ours: to the loopback server's /hook/ path with our secret header."""
+    url = handler.get("url")
+    headers = handler.get("headers")
+    return (
+        handler.get("type") == "http"
+        and isinstance(url, str)
+        and url.startswith(f"http://{hook_http.LOOPBACK}:")
+        and hook_http.PATH_PREFIX in url
+        and isinstance(headers, dict)
+        and "X-Memory-Tool-Secret" in headers
+    )
+
+
+def new_secret() -> str:
+    import secrets
+
+    return secrets.token_urlsafe(32)
+
+
+def add_secret() -> bool:
+    """Put a hook secret into settings.json's env block when it has none (the plugin's route:
+    its hooks.json names the secret, and only settings.json can hold it). True when written;
+    Claude Code reads it at the next session's start. `memory-tool uninstall` takes it out."""
+    path = paths.settings_file()
+    try:
+        before, data = _read_settings(path)
+    except SettingsError:
+        return False  # the person's file does not parse: leave it alone
+    env = data.get("env")
+    if env is not None and not isinstance(env, dict):
+        return False
+    if hook_http.read_secret(path) is not None:
+        return False
+    data.setdefault("env", {})[hook_http.SECRET_ENV] = new_secret()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_settings(path, _dump(data))
+    os.chmod(path, stat.S_IMODE(path.stat().st_mode) & FILE_MODE)
+    return True
 
 
 @cache
@@ -180,17 +289,19 @@ def _is_ours(command: Any, ours: set[str]) -> bool:
         or (
             "memory-tool" in command
             and "/hooks/" in command
-            and command.rstrip('"').endswith(tuple(shim for shim, _, _ in HOOK_EVENTS.values()))
+            and command.rstrip('"').endswith(tuple(s for s, _, _, _ in HOOK_EVENTS.values() if s))
         )
     )
 
 
+def _is_our_handler(handler: dict[str, Any], ours: set[str]) -> bool:
+    return _is_ours(handler.get("command"), ours) or _is_our_http(handler)
+
+
 def _without_ours(data: dict[str, Any], ours: set[str]) -> dict[str, Any]:
     out: dict[str, Any] = json.loads(json.dumps(data))
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
-        return out
-    for event in list(hooks):
+    hooks: Any = out.get("hooks")
+    for event in list(hooks) if isinstance(hooks, dict) else []:
         groups = hooks[event]
         if not isinstance(groups, list):
             continue
@@ -203,7 +314,7 @@ def _without_ours(data: dict[str, Any], ours: set[str]) -> dict[str, Any]:
                 h
                 for h in group["hooks"]
                 # Not an object: not ours, kept as it is (uninstall never refuses to run).
-                if not (isinstance(h, dict) and _is_ours(h.get("command"), ours))
+                if not (isinstance(h, dict) and _is_our_handler(h, ours))
             ]
             if handlers:
                 kept_groups.append({**group, "hooks": handlers})
@@ -213,8 +324,19 @@ def _without_ours(data: dict[str, Any], ours: set[str]) -> dict[str, Any]:
             hooks[event] = kept_groups
         else:
             del hooks[event]
-    if not hooks:
+    if isinstance(hooks, dict) and not hooks:
         del out["hooks"]
+    return _without_secret(out)
+
+
+def _without_secret(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` less our hook secret (and the env block, when the secret was all it held)."""
+    out: dict[str, Any] = json.loads(json.dumps(data))
+    env = out.get("env")
+    if isinstance(env, dict) and hook_http.SECRET_ENV in env:
+        del env[hook_http.SECRET_ENV]
+        if not env:
+            del out["env"]
     return out
 
 
@@ -238,14 +360,20 @@ def plan_install() -> InstallPlan:
     ours = set(record.get("commands", {}).values()) | set(record.get("all_commands", []))
     commands = {event: hook_command(event) for event in HOOK_EVENTS}
     merged = _without_ours(data, ours | set(commands.values()))
+    http = http_hooks_on()
     hooks = merged.setdefault("hooks", {})
-    for event, command in commands.items():
-        _, matcher, timeout = HOOK_EVENTS[event]
-        group: dict[str, Any] = {}
-        if matcher:
-            group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+    for event, group in handlers_for(commands.__getitem__, hook_http.port(), http).items():
         hooks.setdefault(event, []).append(group)
+    if http:
+        # The secret stays what it was (installing twice changes nothing); a new one otherwise.
+        old_env = data.get("env")
+        secret = old_env.get(hook_http.SECRET_ENV) if isinstance(old_env, dict) else None
+        if not (isinstance(secret, str) and len(secret) >= 16):
+            secret = new_secret()
+        env = merged.get("env")
+        if not isinstance(env, dict):
+            env = merged["env"] = {}
+        env[hook_http.SECRET_ENV] = secret
     after = _dump(merged)
     if before is not None and json.loads(before or "{}") == merged:
         after = before  # already installed exactly like this: leave the bytes alone
@@ -267,6 +395,12 @@ def install(dry_run: bool = False) -> InstallPlan:
         if plan.before is not None:
             _write_backup(path)
         _write_settings(path, plan.after)
+    if hook_http.SECRET_ENV in plan.after and path.exists():
+        # The hook secret is readable by its owner only; the mode it had comes back at uninstall.
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & ~FILE_MODE:
+            record.setdefault("settings_mode", mode)
+            os.chmod(path, mode & FILE_MODE)
     _tighten(backup_file(path))
     # Every command we ever put in, so that uninstall recognises an older install's handlers
     # (in settings.json or in the backup) as ours too.
@@ -331,8 +465,12 @@ def uninstall() -> UninstallReport:
             if before != original:
                 _write_settings(path, original)
             restored = True
-        elif removed:
+        elif removed or cleaned != data:  # handlers, or only the secret (the plugin's)
             _write_settings(path, _dump(cleaned))
+    mode = record.get("settings_mode")
+    if isinstance(mode, int) and path.exists():
+        with contextlib.suppress(OSError):
+            os.chmod(path, mode)
     kept_backup = _settle_backup(path, ours)
     removed_files, kept_files = [], []
     for target, sha in record.get("files", []):

@@ -51,7 +51,7 @@ from ..base.record import field, record
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
-from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS
+from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
 DEFAULT_MODE = "auto"
@@ -201,18 +201,126 @@ _CHOICE = re.compile(
     r"(?:,\s*)?(?:instead of|over|rather than|not)\s+`?(?P<old>[\w.\-/]+)`?",
     re.IGNORECASE,
 )
+# "switch from Y to X", "replace Y with X", "move from Y to X", "Y -> X".
+_SWITCH = re.compile(
+    r"(?:(?:switch|switched|move|moved|migrate|migrated|go|went)\s+from\s+`?(?P<old>[\w.\-/]+)`?"
+    r"\s+to\s+`?(?P<new>[\w.\-/]+)`?)"
+    r"|(?:replace[ds]?\s+`?(?P<old2>[\w.\-/]+)`?\s+(?:with|by)\s+`?(?P<new2>[\w.\-/]+)`?)"
+    r"|(?:`?(?P<old3>[\w.\-/]+)`?\s*(?:->|\u2192)\s*`?(?P<new3>[\w.\-/]+)`?)",
+    re.IGNORECASE,
+)
+# What a fact says to use: "use pandas for dataframes" -> (pandas, "for dataframes").
+_USES = re.compile(
+    r"\b(?:use|uses|using|prefer|prefers|choose|chose|pick|go with|stick with|switch to|"
+    r"we use|is done with|are done with)\s+`?(?P<tool>[\w.\-/]+)`?(?P<rest>[^.;]*)",
+    re.IGNORECASE,
+)
+# Tools that stand in for one another: "use polars" after "use pandas" replaces it even when
+# neither says what for. A short list of the common cases; a fact that names what it is for
+# ("for dataframes") needs none.
+ALTERNATIVES = (
+    "pandas polars dask pyspark modin",
+    "requests httpx aiohttp urllib3 urllib",
+    "flake8 ruff pylint pyflakes pycodestyle",
+    "black ruff yapf autopep8",
+    "isort ruff",
+    "pip uv poetry pipenv pdm conda",
+    "npm yarn pnpm bun",
+    "jest vitest mocha jasmine",
+    "pytest unittest nose nose2",
+    "mypy pyright pyre pytype",
+    "postgres postgresql mysql mariadb sqlite",
+    "flask fastapi django starlette",
+    "webpack vite esbuild rollup parcel",
+    "eslint biome tslint",
+    "prettier biome",
+    "docker podman",
+    "celery rq dramatiq huey",
+    "logging loguru structlog",
+    "moment dayjs date-fns luxon",
+    "setuptools hatch hatchling flit poetry",
+    "unittest.mock pytest-mock",
+    "pydantic attrs dataclasses marshmallow",
+)
+_ALTERNATIVE_OF: dict[str, frozenset[str]] = {}
+for _group in ALTERNATIVES:
+    for _name in _group.split():
+        _ALTERNATIVE_OF[_name] = _ALTERNATIVE_OF.get(_name, frozenset()) | frozenset(_group.split())
+# A fact that changed: "the bucket moved to eu-central-1", "the API is now at /v2".
+_CHANGED = re.compile(
+    r"^(?P<subject>.+?)\s+(?:has\s+|have\s+|was\s+|were\s+)?"
+    r"(?:moved|migrated|changed|switched|renamed|is\s+now|are\s+now|now\s+lives|now\s+runs|"
+    r"now\s+uses|now\s+points)\b\s*(?:to|in|on|at|from\s+\S+\s+to)?\s*(?P<value>.+)$",
+    re.IGNORECASE,
+)
 
 
 def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def _tool(word: str | None) -> str:
+    return (word or "").lower().strip("`").rstrip(".-/,")
+
+
 def choice(text: str) -> tuple[str, str] | None:
-    """(chosen, rejected) for "use X instead of Y" and the like, else None."""
+    """(chosen, rejected) for "use X instead of Y", "switch from Y to X" and the like."""
+    m = _SWITCH.search(text)
+    if m:
+        old = m.group("old") or m.group("old2") or m.group("old3")
+        new = m.group("new") or m.group("new2") or m.group("new3")
+        return _tool(new), _tool(old)
     m = _CHOICE.search(text)
     if not m:
         return None
-    return m.group("new").lower(), m.group("old").lower()
+    return _tool(m.group("new")), _tool(m.group("old"))
+
+
+def uses(text: str) -> tuple[str, set[str]] | None:
+    """(the tool a fact says to use, the content words of what for), else None."""
+    m = _USES.search(text)
+    if not m:
+        return None
+    rest = {w for w in _words(m.group("rest")) if w not in _HOW_WORDS and len(w) > 2}
+    return _tool(m.group("tool")), rest
+
+
+def replaces(new: str, old: str) -> bool:
+    """Whether the fact ``new`` replaces the memory text ``old``: it chooses something else for
+    what ``old`` chose ("use ruff instead of flake8" after "use flake8 for linting"; "use
+    polars" after "use pandas"), it says the opposite of the same words ("never use requests"
+    after "use requests for HTTP calls"), or it says a fact changed ("the bucket moved to
+    eu-central-1" after "the events bucket is in us-east-1")."""
+    picked = choice(new)
+    old_uses = uses(old)
+    old_pick = choice(old)
+    old_tool = old_pick[0] if old_pick else (old_uses[0] if old_uses else "")
+    if picked and old_tool:
+        chosen, rejected = picked
+        return old_tool == rejected and chosen != old_tool
+    new_uses = uses(new)
+    if new_uses and old_tool and new_uses[0] == old_tool and _NEGATION.search(new):
+        # "never use requests" after "use requests for HTTP calls"; not "don't use requests in
+        # tests", which narrows the old rule rather than retiring it.
+        return not new_uses[1] or (old_uses is not None and new_uses[1] == old_uses[1])
+    if new_uses and old_tool and new_uses[0] != old_tool and not _NEGATION.search(new):
+        tool, what = new_uses
+        if old_uses and what and what == old_uses[1]:
+            return True  # the same job, another tool
+        return old_tool in _ALTERNATIVE_OF.get(tool, frozenset())
+    new_key = {w for w in _words(new) if w not in _HOW_WORDS and len(w) > 1}
+    old_key = {w for w in _words(old) if w not in _HOW_WORDS and len(w) > 1}
+    if new_key and new_key == old_key:
+        return bool(_NEGATION.search(new)) != bool(_NEGATION.search(old))
+    changed = _CHANGED.match(new.rstrip("."))
+    if changed:
+        subject = {
+            w for w in _words(changed.group("subject")) if w not in _HOW_WORDS and len(w) > 2
+        }
+        value = {w for w in _words(changed.group("value")) if w not in _HOW_WORDS}
+        words = set(_words(old))
+        return bool(subject) and subject <= words and not value <= words
+    return False
 
 
 def same_fact(new: str, old: str) -> bool:
@@ -248,27 +356,6 @@ def visible(e: Entry, project: str) -> bool:
     return e.source in ("identity", "wiki")
 
 
-def lifecycle_of(e: Entry) -> dict[str, Any]:
-    """The memory's versioning keys as its file holds them now (forgotten, superseded_by,
-    valid_to), read from the file: the index does not keep them."""
-    from ..store.edit import parse_frontmatter, split_frontmatter
-
-    try:
-        head, _ = split_frontmatter(Path(e.path).read_text(encoding="utf-8"))
-        meta = parse_frontmatter(head)
-    except (OSError, UnicodeDecodeError, MemoryToolError):
-        return {}
-    keys = ("forgotten", "superseded_by", "valid_to", "supersedes", "valid_from", "confirmed")
-    return {k: meta[k] for k in keys if meta.get(k) not in (None, "")}
-
-
-def is_retired(meta: dict[str, Any], day: dt.date) -> bool:
-    if meta.get("forgotten") or meta.get("superseded_by"):
-        return True
-    until = str(meta.get("valid_to") or "")
-    return bool(until) and until < day.isoformat()
-
-
 def find_same(idx: Index, text: str, project: str) -> Entry | None:
     """The memory a session in ``project`` could be given that already says ``text``; a
     forgotten one counts (it is not captured again), a superseded one does not (saying the
@@ -289,9 +376,52 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         if not visible(e, project) or not os.path.exists(e.path):
             continue
         if same_fact(text, e.body or e.description):
-            meta = lifecycle_of(e)
-            if meta.get("superseded_by") and not meta.get("forgotten"):
+            if e.superseded_by and not e.forgotten:
                 continue
+            return e
+    return None
+
+
+# Signals that can replace an older memory: what the person says now, what was decided now,
+# a gotcha that corrects an older one. An open item or a reference never retires anything.
+REPLACING = ("correction", "rule", "decision", "gotcha")
+# Replaceable memories: this project's own rules and facts (a rule of every project, a team's, or
+# a fact about the user is not this session's to retire).
+REPLACEABLE_TYPES = ("feedback", "project", "reference")
+
+
+def find_replaced(idx: Index, text: str, project: str) -> Entry | None:
+    """The live memory of this project that the fact ``text`` replaces (``replaces``), or
+    None: among the project's L2 rules and facts and the best search matches of the fact
+    with the tool it rejects."""
+    from ..store.entry import is_live
+    from ..store.search import search
+
+    picked = choice(text)
+    query = f"{text} {picked[1]}" if picked else text
+    hits = [
+        h.entry
+        for h in search(
+            idx,
+            query,
+            limit=SAME_CANDIDATES,
+            sessions=False,
+            cold=False,
+            fuzzy=False,
+            home_project=project,
+        )
+    ]
+    seen: set[str] = set()
+    for e in [*hits, *idx.project_facts(project)]:
+        if e.id in seen:
+            continue
+        seen.add(e.id)
+        own = e.project == project and e.source in ("claude", "room")
+        if not own or e.type not in REPLACEABLE_TYPES or e.always or not is_live(e):
+            continue
+        if e.extra.get("team") or not os.path.exists(e.path):
+            continue
+        if replaces(text, e.body or e.description):
             return e
     return None
 
@@ -320,10 +450,7 @@ def refresh(idx: Index, e: Entry, day: str) -> Entry:
     REPEAT_IMPORTANCE_MAX). A team's memory is shared and left as it is."""
     from ..store.edit import set_fields
 
-    if e.extra.get("team") or "/teams/" in e.path:
-        return e
-    meta = lifecycle_of(e)
-    if str(meta.get("confirmed") or "") == day:
+    if e.extra.get("team") or str(e.extra.get("confirmed") or "") == day:
         return e
     fields: dict[str, str | None] = {"confirmed": day}
     if e.importance < REPEAT_IMPORTANCE_MAX:
@@ -381,17 +508,35 @@ def _write(
 def capture_one(
     idx: Index, signal: str, text: str, line: str, state: dict[str, Any], day: dt.date
 ) -> Captured:
-    """One explicit signal: a repeat refreshes what holds it, a forgotten fact stays
-    forgotten, a new one is written."""
+    """One explicit signal: a repeat refreshes what holds it, a new one is written. A forgotten
+    fact stays forgotten when Claude repeats it, and comes back when the person says it again
+    (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
     same = find_same(idx, text, project)
     if same is not None:
-        if lifecycle_of(same).get("forgotten"):
+        if same.forgotten and signal not in USER_KINDS:
+            # Claude repeating what a person retired is no reason to bring it back.
             return Captured(signal, text, "forgotten", same)
+        if same.forgotten:  # the person says it again: they want it back
+            from ..store.lifecycle import unforget
+
+            same = unforget(idx, same.id)
         return Captured(signal, text, "repeat", refresh(idx, same, day.isoformat()))
     if any(same_fact(text, known) for known in memory_md_lines(state["cwd"])):
         return Captured(signal, text, "repeat")  # Claude noted it in MEMORY.md itself
-    return _write(idx, signal, text, line, state, day.isoformat())
+    older = find_replaced(idx, text, project) if signal in REPLACING else None
+    done = _write(idx, signal, text, line, state, day.isoformat())
+    if older is not None and done.verdict == "written" and done.entry is not None:
+        from ..store.lifecycle import supersede
+
+        try:
+            _, done.entry = supersede(idx, older.id, done.entry.id, day=day)
+            done.replaced.append(older.id)
+        except MemoryToolError as exc:  # e.g. superseded meanwhile: the new one stays
+            from ..base.log import log_error
+
+            log_error("capture", f"{done.entry.id} could not supersede {older.id}: {exc}")
+    return done
 
 
 def _notes(state: dict[str, Any]) -> Iterable[tuple[str, str, str]]:
@@ -421,6 +566,12 @@ def capture_session(
     session = state["session_id"]
     project = state["project"]
     with file_lock(capture_dir() / ".lock"):
+        # Files are the truth: what Claude or a person saved since the last refresh counts.
+        if idx.meta("last_full_refresh"):
+            idx.refresh_for_wake(state["cwd"])
+            idx.refresh_changed_folders(state["cwd"])
+        else:
+            idx.refresh(state["cwd"], sessions=False)
         handled = ledger()
         hints: list[tuple[str, str]] = []
         for signal, text, line in _notes(state):

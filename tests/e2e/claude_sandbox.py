@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,9 @@ class Sandbox:
     project: Path = field(init=False)
     hook_log_dir: Path = field(init=False)
     tmpdir: Path = field(init=False)
+    # The loopback port of this sandbox's hook server: its own, so sandboxes side by side (and
+    # a real install on the default port) never answer each other's HTTP hooks.
+    server_port: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -101,8 +105,12 @@ class Sandbox:
         # Claude puts a unix socket under $TMPDIR; pytest's tmp_path can exceed the 108-byte
         # socket path limit, so use a short private folder in the system temp dir instead.
         self.tmpdir = Path(tempfile.mkdtemp(prefix="cc-e2e-"))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.server_port = s.getsockname()[1]
 
     def close(self) -> None:
+        stop_server(self)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     # ---- paths -------------------------------------------------------------------------------
@@ -273,6 +281,30 @@ FENCE_OPEN_TAG = "<memory-context>"
 FENCE_CLOSE_TAG = "</memory-context>\n"
 
 
+def server_env(box: Sandbox) -> dict[str, str | None]:
+    """The hook server of memory-tool in the sandbox: allowed (the HTTP hooks need it) despite
+    MEMORY_TOOL_NO_BACKGROUND, on the sandbox's own port; `stop_server` ends it."""
+    return {"MEMORY_TOOL_SERVER": "1", "MEMORY_TOOL_SERVER_PORT": str(box.server_port)}
+
+
+def stop_server(box: Sandbox) -> None:
+    """Ask the sandbox's hook server (if one runs) to exit, so no test leaves one behind."""
+    from memory_tool.runtime.client import socket_path
+
+    sock_path = socket_path(str(box.config_dir / "memory-tool"))
+    if not os.path.exists(sock_path):
+        return
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(sock_path)
+            s.sendall(b"MT2 !stop 0 0 0 0\n")
+            s.shutdown(socket.SHUT_WR)
+            s.recv(100)
+    except OSError:
+        pass
+
+
 def memory_tool(
     box: Sandbox,
     *args: str,
@@ -284,7 +316,7 @@ def memory_tool(
     res = subprocess.run(
         [sys.executable, "-c", _MEMORY_TOOL_CALL, *args],
         cwd=str(cwd if cwd is not None else box.project),
-        env=box.env({**MEMORY_TOOL_ENV, **(env or {})}),
+        env=box.env({**MEMORY_TOOL_ENV, **server_env(box), **(env or {})}),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -312,7 +344,7 @@ def run_claude_with_memory(
     box: Sandbox, prompt: str, extra_args: Sequence[str] = (), **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:
     """`run_claude` with MEMORY_TOOL_ENV, which the hooks inherit."""
-    env = {**MEMORY_TOOL_ENV, **(kwargs.pop("env", None) or {})}
+    env = {**MEMORY_TOOL_ENV, **server_env(box), **(kwargs.pop("env", None) or {})}
     return box.run_claude(prompt, extra_args=extra_args, env=env, **kwargs)
 
 
