@@ -233,6 +233,9 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
             ),
         },
         "warnings": record.get("warnings", []),
+        "hook_errors": [
+            {"run": r["label"], "line": e} for r in record["runs"] for e in r.get("hook_errors", [])
+        ],
     }
 
 
@@ -337,6 +340,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"| requests with noise-session text | {r['noise']['requests']} |",
         f"| mangled fact lines in requests | {len(r['mangled_in_context'])} |",
         f"| secret or <private> text leaked | {len(r['leaks'])} |",
+        f"| hook errors in the client's log (the hook's work did not happen) | "
+        f"{len(r.get('hook_errors', []))} |",
         f"| facts kept where sessions load them / inbox only / of | {r['captured']['live']} / "
         f"{r['captured']['inbox_only']} / {len(r['captured']['per_fact'])} |",
         f"| memory files that are mangled / hold two facts / duplicate a fact | "

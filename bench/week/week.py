@@ -46,6 +46,7 @@ from claude_sandbox import (  # noqa: E402
     injected_by,
     memory_tool,
     project_key,
+    server_env,
 )
 from fake_api import FakeAnthropicAPI, RecordedRequest  # noqa: E402
 
@@ -67,6 +68,7 @@ USER_ENV: dict[str, str | None] = {
 }
 HOOK_MS_RE = re.compile(r"Hooks: (\w+)(?::\w+)? \[(.*?)\] finished with status \d+ \((\d+)ms\)")
 SESSION_END_RE = re.compile(r"SessionEnd:\w+ \[(.*?)\] completed with status")
+HOOK_ERROR_RE = re.compile(r"Hook \w+(?::\w+)? \(\w+\) error")
 DEBUG_TS_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[\d:.]+)Z ")
 
 
@@ -196,7 +198,9 @@ class Week:
         debug.parent.mkdir(parents=True, exist_ok=True)
         args = ["--debug-file", str(debug)]
         args += ["--resume", session_id] if resume else ["--session-id", session_id]
-        env = {**USER_ENV, **self.clock_env(day, slot)}
+        # The sandbox's own hook-server port, as `install` wrote it into the HTTP hooks (the
+        # default port would reach another sandbox's server, or none).
+        env = {**USER_ENV, **server_env(self.box), **self.clock_env(day, slot)}
         t = time.perf_counter()
         try:
             res = self.box.run_claude(
@@ -234,6 +238,7 @@ class Week:
             "first_request": _request_text(main[0]) if main else "",
             "injected": _injected(main[0]) if main else "",
             "hook_ms": hook_times(debug),
+            "hook_errors": hook_errors(debug),
         }
         if fact:
             rec["fact"] = fact
@@ -433,6 +438,16 @@ def _is_server(pid: int) -> bool:
         return b"memory_tool.runtime.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return True  # gone
+
+
+def hook_errors(debug: Path) -> list[str]:
+    """The client's own reports of a hook of ours that failed (an HTTP hook nobody answered,
+    a command that exited non-zero): the hook's work did not happen."""
+    try:
+        lines = debug.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [ln[:300] for ln in lines if "[ERROR]" in ln and HOOK_ERROR_RE.search(ln)]
 
 
 def _ours(handler: str) -> bool:

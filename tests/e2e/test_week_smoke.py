@@ -103,6 +103,8 @@ def test_a_mini_week_measures_known_controls(tmp_path: Path) -> None:
     assert any(s["fact"] == "OLD" for s in result["stale"]["items"])
     assert result["noise"]["requests"] >= 1
     assert any(leak.get("secret") == SECRET for leak in result["leaks"])
+    # The harness wires the hooks as installed (an HTTP hook to the sandbox's own server port).
+    assert result["hook_errors"] == []
     # Every session's first request was recorded; the clock reached the hooks.
     assert all(r["rc"] == 0 and r["requests"] >= 1 for r in record["runs"]), record["warnings"]
     assert {r["day"] for r in record["runs"]} == {1, 2}
