@@ -68,6 +68,11 @@ USER_ENV: dict[str, str | None] = {
 }
 HOOK_MS_RE = re.compile(r"Hooks: (\w+)(?::\w+)? \[(.*?)\] finished with status \d+ \((\d+)ms\)")
 SESSION_END_RE = re.compile(r"SessionEnd:\w+ \[(.*?)\] completed with status")
+# An HTTP hook has no "finished ... (Nms)" line: from the POST to its answer.
+HTTP_POST_RE = re.compile(
+    r"Hooks: HTTP hook POST to http://(?:127\.0\.0\.1|localhost):\d+/hook/(\w+)"
+)
+HTTP_DONE_RE = re.compile(r'"Hook (\w+) \(\w+\) (?:success|error)')
 HOOK_ERROR_RE = re.compile(r"Hook \w+(?::\w+)? \(\w+\) error")
 DEBUG_TS_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[\d:.]+)Z ")
 
@@ -457,19 +462,28 @@ def _ours(handler: str) -> bool:
 
 def hook_times(debug: Path) -> dict[str, list[int]]:
     """memory-tool's hook durations in one run, from the client's debug log. SessionEnd's
-    finish line carries no duration: from the line before it (an upper bound)."""
+    finish line carries no duration: from the line before it (an upper bound); an HTTP hook's
+    from its POST line to its answer line."""
     out: dict[str, list[int]] = {}
     try:
         lines = debug.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return out
     prev_ts: dt.datetime | None = None
+    posted: dict[str, dt.datetime] = {}  # HTTP hooks: event -> when the client sent it
     for line in lines:
         m = DEBUG_TS_RE.match(line)
         ts = dt.datetime.fromisoformat(m.group(1)) if m else None
         h = HOOK_MS_RE.search(line)
         if h and _ours(h.group(2)):
             out.setdefault(h.group(1), []).append(int(h.group(3)))
+        post = HTTP_POST_RE.search(line)
+        if post and ts:
+            posted[post.group(1)] = ts
+        done = HTTP_DONE_RE.search(line)
+        if done and ts and done.group(1) in posted:
+            sent = posted.pop(done.group(1))
+            out.setdefault(done.group(1), []).append(int((ts - sent).total_seconds() * 1000))
         e = SESSION_END_RE.search(line)
         if e and _ours(e.group(1)) and ts and prev_ts:
             out.setdefault("SessionEnd", []).append(int((ts - prev_ts).total_seconds() * 1000))
