@@ -45,6 +45,7 @@ CLIENT_LINE_RE = re.compile(
 MIXED_PERSON_RE = re.compile(
     r"^\W*the user (?:is|prefers|likes)\b.*\b(?:I|I'm|my)\b", re.IGNORECASE
 )
+LINK_RE = re.compile(r"\[[^\]]*\]\([^)]*\)")
 # Excerpts in the report are cut to this many characters.
 EXCERPT_CHARS = 220
 
@@ -74,7 +75,9 @@ def fact_regex(fact: Mapping[str, Any]) -> re.Pattern[str]:
 
 
 def hits(lines: Iterable[str], rx: re.Pattern[str]) -> list[str]:
-    return [ln for ln in lines if rx.search(ln)]
+    """The lines that state a fact. A Markdown link (`[slug](file.md)`, an index line's pointer)
+    is not the fact: a slug made of the fact's first words would otherwise count as a copy."""
+    return [ln for ln in lines if rx.search(LINK_RE.sub("", ln))]
 
 
 def excerpt(line: str) -> str:

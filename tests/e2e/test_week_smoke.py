@@ -120,6 +120,13 @@ def test_context_lines_drop_the_clients_own_lines_and_the_prompt() -> None:
     assert measure.context_lines(request, baseline, "fix the bug") == ["Use httpx."]
 
 
+def test_an_index_lines_pointer_is_not_the_fact() -> None:
+    rx = measure.fact_regex({"match": r"\bhttpx\b"})
+    pointer = "- [use-httpx-instead](feedback_use_httpx.md) — rule captured 2026-11-16"
+    described = "- [use-httpx-instead](feedback_use_httpx.md) — Use httpx, not requests."
+    assert measure.hits([pointer, described], rx) == [described]
+
+
 def test_a_line_with_the_old_fact_and_its_replacement_is_not_stale() -> None:
     facts = {
         "old": {"match": "pandas", "superseded_by": "new"},
