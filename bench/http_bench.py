@@ -105,6 +105,8 @@ def memory_tool(src: Path, env: dict[str, str], *args: str) -> str:
     proc = subprocess.run(
         [PYTHON, "-c", code, *args],
         env={**env, "PYTHONPATH": str(src)},
+        # Not this checkout: `python -c` puts the working folder first on sys.path.
+        cwd=tempfile.gettempdir(),
         capture_output=True,
         text=True,
         timeout=3600,
@@ -164,7 +166,7 @@ def session(
 def session_start_process(src: Path, env: dict[str, str], cwd: str, runs: int) -> dict[str, Any]:
     """SessionStart as a whole process (server running) against python3 -S -c pass."""
     hook = [PYTHON, "-S", str(src / "memory_tool" / "runtime" / "hook.py"), "SessionStart"]
-    bare = ["python3", "-S", "-c", "pass"]
+    bare = [PYTHON, "-S", "-c", "pass"]  # the hooks' own interpreter (python3 may be a shim)
     hook_s: list[float] = []
     bare_s: list[float] = []
     for i in range(runs + 2):
@@ -195,7 +197,7 @@ def session_start_process(src: Path, env: dict[str, str], cwd: str, runs: int) -
     hm, bm = statistics.median(hook_s), statistics.median(bare_s)
     return {
         "hook_ms": summary(hook_s),
-        "python3 -S -c pass_ms": summary(bare_s),
+        "python -S -c pass_ms": summary(bare_s),
         "ratio": hm / bm,
         "brief_chars": len(out.stdout),
         "imports": [m for m in modules if m],
@@ -231,6 +233,7 @@ def measure(
         env["PYTHONPATH"] = str(src)
         settings = tree / ".claude" / "settings.json"
         settings.unlink(missing_ok=True)
+        (tree / ".claude" / "memory-tool" / "run" / "sessions.json").unlink(missing_ok=True)
         t = time.perf_counter()
         memory_tool(src, env, "index", "--cwd", cwd)
         out["index_s"] = time.perf_counter() - t
@@ -241,6 +244,7 @@ def measure(
             installed["hooks"].update(tool_hook_commands(src))
             settings.write_text(json.dumps(installed, indent=2))
         out["hooks"] = sorted(installed["hooks"])
+        out["hook_kinds"] = sorted(kinds)
         out["server_start"] = memory_tool(src, env, "server", "start").strip()
         claude_env = {k: v for k, v in env.items() if k.startswith("MEMORY_TOOL_")}
         claude_env.update(PYTHONPATH=str(src), HOME=str(tree))
@@ -274,13 +278,18 @@ def measure(
             }
             out["server_status"] = memory_tool(src, env, "server", "status").strip()
             out["session_start"] = session_start_process(src, env, cwd, max(10, runs * 5))
+            if "http" in kinds:  # a dead server: what its HTTP hooks cost (nothing may start one)
+                memory_tool(src, env, "server", "stop")
+                debug = box_root / "debug-dead.log"
+                dead_env = {**claude_env, "MEMORY_TOOL_NO_BACKGROUND": "1"}
+                wall, _ = session(box, dead_env, ROOM_PROMPT, 20, debug)
+                out["dead_server"] = {
+                    "tool_calls": 20,
+                    "session_s": wall,
+                    "per_hook_ms": {e: summary(v) for e, v in sorted(hook_times(debug).items())},
+                }
         finally:
-            subprocess.run(
-                [PYTHON, "-c", "from memory_tool.runtime import server; server.stop()"],
-                env=env,
-                capture_output=True,
-                check=False,
-            )
+            memory_tool(src, env, "server", "stop")
             box.close()
             shutil.rmtree(box_root, ignore_errors=True)
     return out

@@ -253,6 +253,8 @@ def main() -> int:
     if "classify" not in skip:
         run_script("classify_bench.py", [], res)
         run_script("followup_bench.py", [], res)
+        # Tool-level recall, its dev set only: the blind set is run by hand, once per change.
+        run_script("tool_recall_bench.py", ["--set", "dev"], res)
     if "hygiene" not in skip:
         hygiene_sizes = [str(s) for s in sizes if s in (1000, 10000)] or ["1000"]
         run_script("hygiene_bench.py", hygiene_sizes, res)

@@ -303,3 +303,22 @@ def test_a_retiring_server_hands_its_sessions_and_port_to_a_successor(
     finally:
         if first.poll() is None:
             first.kill()
+
+
+def test_an_upgrade_is_noticed_between_calls_not_while_a_hook_waits(tmp_path: Path) -> None:
+    srv = server.Server(str(tmp_path), str(tmp_path / "s.sock"))
+    srv.bind()
+    try:
+        assert srv.sock is not None
+        srv.stamp = ()  # as if the package on disk had changed
+        srv.stamp_checked = 0.0
+        with socket.socket(socket.AF_UNIX) as waiting:
+            waiting.connect(srv.path)  # a hook waits to be answered
+            assert not srv._upgraded([srv.sock])
+        accepted, _ = srv.sock.accept()
+        accepted.close()
+        assert srv._upgraded([srv.sock])
+        srv.stamp_checked = time.monotonic()
+        assert not srv._upgraded([srv.sock])  # at most every CODE_CHECK_S
+    finally:
+        srv.close()

@@ -188,9 +188,10 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
 
 
 # --- subagents -----------------------------------------------------------------------------------
-# Subagents load no auto-memory, so a subagent works without the project's rules: it gets the
-# critical ones (and only those). A small share: a subagent's task is narrow and its context
-# starts small; 250 tokens hold three to five rules with their why.
+# A subagent starts with the project's MEMORY.md index but none of the brief: the critical rules
+# are the part of it no task may miss (the spawn brief, tiers/spawn.py, gives them first). A
+# small share: a subagent's task is narrow and its context starts small; 250 tokens hold three
+# to five rules with their why.
 SUBAGENT_BUDGET_TOKENS = 250
 SUBAGENT_MAX_CHARS = 1_500
 SUBAGENT_INTRO = (
@@ -199,14 +200,20 @@ SUBAGENT_INTRO = (
 )
 
 
+def critical_rules(index: Index, cwd: str | Path) -> list[Entry]:
+    """The critical rules (irreversible consequences) of the project at ``cwd``, best first,
+    as the files are now."""
+    cfg = load_config()
+    project = paths.project_key(cwd)
+    context = str(paths.context_file(cwd))
+    ranked = critical(dedupe(rank(l2_candidates(index, project, context), today(), cfg)))
+    return index.current(ranked) if ranked else []
+
+
 def build_subagent_brief(index: Index, cwd: str | Path) -> str:
     """The critical rules (irreversible consequences) of the project a subagent works in, fenced,
     under SUBAGENT_BUDGET_TOKENS; "" when the project has none."""
-    cfg = load_config()
-    day = today()
-    project = paths.project_key(cwd)
-    context = str(paths.context_file(cwd))
-    ranked = critical(dedupe(rank(l2_candidates(index, project, context), day, cfg)))
+    ranked = critical_rules(index, cwd)
     if not ranked:
         return ""
     count = index.count_cached
@@ -214,7 +221,7 @@ def build_subagent_brief(index: Index, cwd: str | Path) -> str:
     used = sum(count(t) for t in frame)
     chars = sum(len(t) for t in frame)
     lines: list[str] = []
-    for e in index.current(ranked):
+    for e in ranked:
         fits = used + e.line_tokens <= SUBAGENT_BUDGET_TOKENS
         if not fits or chars + len(e.line) > SUBAGENT_MAX_CHARS:
             continue

@@ -144,8 +144,19 @@ def _deliver(units: list[Any], session_id: str | None) -> list[str]:
 
 
 def on_prompt(event: HookEvent) -> dict[str, Any] | None:
+    from ..base.event import is_task_notification
     from ..tiers.digest import on_prompt as fold_prompt
 
+    if is_task_notification(event.prompt):
+        # A background subagent's result, not the user's words: no recall, no task, no
+        # capture (the digest skips it too); only the transcript is caught up with.
+        from ..tiers.digest import update_session
+
+        try:
+            update_session(event)
+        except Exception as exc:  # noqa: BLE001 - the hot file is a convenience
+            log_error("UserPromptSubmit", exc)
+        return None
     try:
         fold_prompt(event)
     except Exception as exc:  # noqa: BLE001 - the hot file is a convenience, recall is not

@@ -223,7 +223,7 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
 FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
-        "expires id originSessionId valid_from valid_to superseded_by supersedes forgotten "
+        "expires id originSessionId paths valid_from valid_to superseded_by supersedes forgotten "
         "origin captured_from confirmed project"
     ).split()
 )
@@ -686,6 +686,12 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    if meta.get("paths"):
+        from .globs import read_globs
+
+        globs = read_globs(meta.get("paths"))
+        if globs:  # the files this memory is tied to (tool-level recall)
+            entry.extra["paths"] = globs
     _provenance(entry, meta)
     invalid = invalid_values(meta)
     if invalid:

@@ -48,7 +48,8 @@ FULL_REFRESH_INTERVAL_S = 300
 #    history label in a retired memory's summary and full text.
 # 6: a captured memory's provenance (origin, originSessionId, captured_from, confirmed) in
 #    ``extra``.
-PARSER_VERSION = "6"
+# 7: `paths:` globs (the files a memory is tied to) are read and indexed (entry_paths).
+PARSER_VERSION = "7"
 # Sources whose files a project's machine-independent id seeds the ids of (what sync carries
 # under ``projects/<id>/``), and where the ids in force were last applied.
 SHARED_SOURCES = ("claude", "cold")
@@ -395,6 +396,25 @@ class Index:
             (project, *live_params()),
         )
 
+    def tied_globs(self, project: str) -> list[tuple[str, str]]:
+        """(memory file path, glob) of every memory tied to files by ``paths:`` that a session
+        of ``project`` may see: its own and every project's (another project's own memories
+        stay with it). Few rows: only memories with ``paths:`` have any."""
+        rows = self.conn.execute(
+            "SELECT path, glob FROM entry_paths WHERE project IN ('', ?)", (project,)
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def by_paths(self, file_paths: Sequence[str]) -> list[Entry]:
+        """The text entries stored for these memory file paths (in no particular order)."""
+        if not file_paths:
+            return []
+        marks = ",".join("?" * len(file_paths))
+        rows = self.conn.execute(
+            f"SELECT * FROM entries WHERE path IN ({marks}) AND {TEXT_ONLY_SQL}", list(file_paths)
+        ).fetchall()
+        return [row_to_entry(r) for r in rows]
+
     def captured(self, limit: int = 500) -> list[Entry]:
         """Memories something captured (``origin: capture:<signal>``), newest first, live or
         retired: what the Learned view lists."""
@@ -488,6 +508,7 @@ class Index:
                 if row:
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (row[0],))
                     conn.execute("DELETE FROM entries WHERE rowid=?", (row[0],))
+                conn.execute("DELETE FROM entry_paths WHERE path=?", (p,))
             for e in entries:
                 old = conn.execute(
                     "SELECT rowid, id, json_extract(extra, '$.stable_key') FROM entries "
@@ -497,6 +518,7 @@ class Index:
                 if old is not None:
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (old[0],))
                     conn.execute("DELETE FROM entries WHERE rowid=?", (old[0],))
+                    conn.execute("DELETE FROM entry_paths WHERE path=?", (e.path,))
                 rendered_as = e.id
                 # An id is kept across re-reads while its seed is the same (a clash's salt
                 # stays); a new seed (the project's id became known) gives the new id.
@@ -514,6 +536,12 @@ class Index:
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (cur.lastrowid, e.name, e.description, e.body, " ".join(e.tags), e.room),
                 )
+                globs = e.extra.get("paths")
+                if globs:
+                    conn.executemany(
+                        "INSERT INTO entry_paths(path, glob, project) VALUES (?, ?, ?)",
+                        [(e.path, g, e.project) for g in globs],
+                    )
             if entries:
                 from ..base import tokens
 
