@@ -118,7 +118,9 @@ def generate(home: Path, sessions: int, days: int, seed: int) -> dict[str, Any]:
         os.utime(path, (stamp, stamp))
         total += len(data)
     # Only the facts some session says (a project may have had no session).
-    return {"sessions": sessions, "bytes": total, "planted_lines": planted, "facts": kept}
+    lines = [line for items in kept.values() for _, line, _ in items]
+    return {"sessions": sessions, "bytes": total, "planted_lines": planted, "facts": kept,
+            "lines": lines}  # fmt: skip
 
 
 def _line(who: str, text: str, cwd: str, sid: str, start: dt.datetime) -> str:
@@ -148,11 +150,11 @@ def written(home: Path) -> list[tuple[str, str]]:
     state = home / ".claude" / "memory-tool"
     for path in sorted((home / ".claude" / "projects").glob("*/memory/*.md")):
         if path.name != "MEMORY.md":
-            out.append(("memory", _body(path)))
+            out.append((f"memory {path.parent.parent.name}", _body(path)))
     for sub in ("rooms", "wiki", "identity"):
         for path in sorted((state / sub).rglob("*.md")):
             if path.name != "MEMORY.md" and "capture:" in path.read_text(errors="replace"):
-                out.append(("memory", _body(path)))
+                out.append((f"memory {path.parent}", _body(path)))
     for path in sorted((state / "inbox").glob("i-*.md")):
         out.append(("candidate", _body(path)))
     return out
@@ -181,14 +183,23 @@ def measure(sessions: int, days: int, seed: int) -> dict[str, Any]:
         after = written(home)
         markers = [(p, m) for p, fs in made["facts"].items() for _, _, m in fs]
         found = dup_facts = 0
+        missed = []
         for p, marker in markers:
-            hits = [t for _, t in items if marker.lower() in t.lower() and p in t]
+            # A fact names its project, or sits in that project's memory folder (a line capture
+            # split in two keeps the project's name in one half only).
+            hits = [t for w, t in items if marker.lower() in t.lower() and (p in t or p in w)]
             found += bool(hits)
             dup_facts += len(hits) > 1
-        seen: dict[str, int] = {}
-        for _, t in items:
-            seen[_words(t)] = seen.get(_words(t), 0) + 1
-        same_words = sum(n - 1 for n in seen.values() if n > 1)
+            if not hits:
+                missed.append(next(line for line in made["lines"] if p in line and marker in line))
+        seen: dict[str, list[str]] = {}
+        for where, t in items:
+            seen.setdefault(_words(t), []).append(where)
+        # The same words written twice in one place (a project's folder, the inbox): a duplicate.
+        # One rule in two projects' folders is each project's own rule, counted apart.
+        same_words = sum(len(w) - len(set(w)) for w in seen.values())
+        across = sum(1 for w in seen.values() if len(set(w)) > 1)
+        samples = [t for t, w in seen.items() if len(w) > 1][:10]
     return {
         "sessions": sessions,
         "days": days,
@@ -198,10 +209,13 @@ def measure(sessions: int, days: int, seed: int) -> dict[str, Any]:
         "first_run_s": round(first_s, 1),
         "first": first,
         "facts_found": found,
-        "memories_written": sum(1 for w, _ in items if w == "memory"),
+        "facts_missed": missed,
+        "memories_written": sum(1 for w, _ in items if w.startswith("memory")),
         "candidates_written": sum(1 for w, _ in items if w == "candidate"),
         "duplicate_facts": dup_facts,
         "same_text_twice": same_words,
+        "same_text_in_several_projects": across,
+        "same_text_samples": samples,
         "second_run_s": round(second_s, 1),
         "second": second,
         "second_run_new_items": len(after) - len(items),

@@ -37,6 +37,7 @@ SHOTS = [
     ("ui-rooms.png", ROOM_PROMPT),
     ("ui-memory.png", "/memory/{token-refresh}"),
     ("ui-inbox.png", "/inbox"),
+    ("ui-learned.png", "/learned"),
     ("ui-sessions.png", "/sessions"),
     ("ui-health.png", "/health"),
 ]

@@ -434,3 +434,83 @@ def test_a_new_decision_supersedes_the_old_one_which_stays_as_history(
     assert "polars" in brief and "pandas" not in brief and "push to main" in brief
     found_ids = CliRunner().invoke(main, ["search", "events loader"]).output
     assert old_id in found_ids and new_id in found_ids
+
+
+# --- item 5: the next brief says what was learned; item 7: the discipline stays ------------------
+
+
+def start(project: Path, source: str = "startup") -> str:
+    from helpers import start_payload
+
+    res = run_hook("SessionStart", start_payload(project, source))
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    return str(out["additionalContext"])
+
+
+def test_the_first_brief_after_a_capture_says_what_was_learned_once(
+    project: Path, state: Path
+) -> None:
+    from memory_tool.store.lifecycle import forget
+
+    start(project)  # a brief before: cached, and nothing learned yet
+    session(
+        project,
+        [
+            ("user", "no, use httpx instead of requests. Always set a timeout on HTTP calls."),
+            ("assistant", "[DECISION] The fraud client retries 3 times with backoff."),
+            ("user", "stop doing that, it is annoying"),
+        ],
+    )
+    with open_index() as idx:
+        ids = {e.body: e.id for e in idx.captured(10)}
+        forget(idx, ids["Always set a timeout on HTTP calls."])
+    brief = start(project)
+    rule, decision = (
+        ids["Use httpx instead of requests."],
+        ids["The fraud client retries 3 times with backoff."],
+    )
+    assert (
+        f"Learned in the last session: 1 rule, 1 decision ({rule}, {decision}); "
+        "undo: `memory-tool forget ID`\n"
+    ) in brief
+    assert "Memory hygiene: 1 waiting in the inbox: memory-tool inbox" in brief
+    assert "timeout" not in brief  # forgotten before the brief: not loaded, not announced
+    again = start(project)
+    assert "Learned in" not in again and "Use httpx instead of requests." in again
+    # A resumed session is not told again either; the inbox line stays until it is settled.
+    assert "Learned in" not in start(project, "resume")
+    (candidate,) = inbox.list_candidates()
+    inbox.reject(candidate.id)
+    assert "waiting in the inbox" not in start(project)
+
+
+def test_captures_compete_for_l2_and_never_displace_a_pinned_memory(
+    project: Path, state: Path
+) -> None:
+    folder = paths.project_memory_dir(project)
+    for n in range(14):
+        write_memory(
+            folder,
+            f"project_pinned_{n}.md",
+            f"Pinned fact number {n} about service {n}.",
+            type_="project",
+            always=True,
+        )
+    session(
+        project,
+        [
+            ("user", "Never log webhook bodies. Always run mypy before committing."),
+            ("assistant", "[DECISION] Deploys go out on Tuesdays only."),
+        ],
+    )
+    assert len(memories(project)) == 17
+    res = CliRunner().invoke(main, ["wake", "--cwd", str(project), "--json"])
+    data = json.loads(res.output)
+    l2 = data["layers"]["L2"]
+    assert len(l2["entries"]) + len(data["layers"]["L1"]["entries"]) <= 15
+    assert l2["tokens"] <= 500
+    text = data["text"]
+    assert all(f"Pinned fact number {n} " in text for n in range(14))
+    assert "- 2 more project facts: memory-tool list --layer L2" in text

@@ -269,3 +269,86 @@ def test_the_plugins_session_start_gives_settings_json_a_secret_once(
     assert json.loads(path.read_text())["env"][hook_http.SECRET_ENV] == secret
     settings.uninstall()
     assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_a_retiring_server_hands_its_sessions_and_port_to_a_successor(
+    project: Path, http_server: int
+) -> None:
+    """After MAX_CALLS (or an upgrade) a server serving a live session starts its successor,
+    which takes over the port and the session: the session's HTTP hooks go on working."""
+    server.stop()
+    assert wait_for(lambda: server.ping() is None, 10)
+    script = (
+        "import sys\n"
+        "from memory_tool.runtime import server\n"
+        "server.MAX_CALLS = 2\n"
+        "sys.exit(server.main())\n"
+    )
+    env = {
+        **os.environ,
+        "MEMORY_TOOL_SERVER_SESSION": "live",
+        "CLAUDE_PID": str(os.getpid()),  # this test process stands in for Claude Code
+    }
+    first = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        assert wait_for(lambda: server.ping() is not None, 20)
+        for i in range(2):
+            assert b"RS256" in post(http_server, "UserPromptSubmit", payload(project, f"r{i}"))[1]
+        assert first.wait(timeout=30) == 0  # retired after its two calls
+        assert wait_for(lambda: server_pid() not in (None, first.pid), 20)
+        status, body = post(http_server, "UserPromptSubmit", payload(project, "live"))
+        assert status == 200 and b"RS256" in body
+        known = json.loads((paths.state_root() / "run" / "sessions.json").read_text())
+        assert known["live"]["pid"] == os.getpid()  # it knows the live session
+    finally:
+        if first.poll() is None:
+            first.kill()
+
+
+def test_an_upgrade_is_noticed_between_calls_not_while_a_hook_waits(tmp_path: Path) -> None:
+    srv = server.Server(str(tmp_path), str(tmp_path / "s.sock"))
+    srv.bind()
+    try:
+        assert srv.sock is not None
+        srv.stamp = ()  # as if the package on disk had changed
+        srv.stamp_checked = 0.0
+        with socket.socket(socket.AF_UNIX) as waiting:
+            waiting.connect(srv.path)  # a hook waits to be answered
+            assert not srv._upgraded([srv.sock])
+        accepted, _ = srv.sock.accept()
+        accepted.close()
+        assert srv._upgraded([srv.sock])
+        srv.stamp_checked = time.monotonic()
+        assert not srv._upgraded([srv.sock])  # at most every CODE_CHECK_S
+    finally:
+        srv.close()
+
+
+OTHER_PYTHON = "/usr/bin/python3"  # one `nobody` may run (a venv under /root is not)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "getuid") or os.getuid() != 0 or not os.access(OTHER_PYTHON, os.X_OK),
+    reason="needs root to run a process as another user, and a system python3",
+)
+def test_another_local_user_cannot_read_the_secret_and_gets_403(
+    project: Path, http_server: int
+) -> None:
+    """Run as `nobody`: settings.json (0600) cannot be read, and a request without the secret
+    is refused with nothing in the answer."""
+    probe = (
+        "import http.client, json, sys\n"
+        "try:\n"
+        f"    open({str(paths.settings_file())!r}).read(); print('READ')\n"
+        "except OSError:\n"
+        "    print('DENIED')\n"
+        f"c = http.client.HTTPConnection('127.0.0.1', {http_server}, timeout=10)\n"
+        f"c.request('POST', '/hook/UserPromptSubmit', body={json.dumps(payload(project, 'x'))!r})\n"
+        "r = c.getresponse(); print(r.status, r.read().decode())\n"
+    )
+    os.chmod(paths.settings_file(), 0o600)
+    proc = subprocess.run(
+        [OTHER_PYTHON, "-S", "-c", probe], user="nobody", capture_output=True, text=True,
+        cwd="/", timeout=60,
+    )  # fmt: skip
+    assert proc.stdout.split("\n")[:2] == ["DENIED", "403 {}"], proc.stdout + proc.stderr

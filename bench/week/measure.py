@@ -41,6 +41,11 @@ CLIENT_LINE_RE = re.compile(
     r"^(?:\?\?|[MADRCU]{1,2}) (?=\S*(?:/|\.\w))[\w./-]+$"
     r"|^x-anthropic-billing-header:|^Today's date is "
 )
+# A statement about the user rewritten halfway: "The user is Dana, I work on ...".
+MIXED_PERSON_RE = re.compile(
+    r"^\W*the user (?:is|prefers|likes)\b.*\b(?:I|I'm|my)\b", re.IGNORECASE
+)
+LINK_RE = re.compile(r"\[[^\]]*\]\([^)]*\)")
 # Excerpts in the report are cut to this many characters.
 EXCERPT_CHARS = 220
 
@@ -70,7 +75,9 @@ def fact_regex(fact: Mapping[str, Any]) -> re.Pattern[str]:
 
 
 def hits(lines: Iterable[str], rx: re.Pattern[str]) -> list[str]:
-    return [ln for ln in lines if rx.search(ln)]
+    """The lines that state a fact. A Markdown link (`[slug](file.md)`, an index line's pointer)
+    is not the fact: a slug made of the fact's first words would otherwise count as a copy."""
+    return [ln for ln in lines if rx.search(LINK_RE.sub("", ln))]
 
 
 def excerpt(line: str) -> str:
@@ -95,6 +102,8 @@ def mangled_reasons(text: str) -> list[str]:
         reasons.append("raw tag")
     if TRAILING_JUNK_RE.search(first.strip()):
         reasons.append("trailing word")
+    if MIXED_PERSON_RE.search(first):
+        reasons.append("mixed person")
     return reasons
 
 
@@ -227,6 +236,9 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
             ),
         },
         "warnings": record.get("warnings", []),
+        "hook_errors": [
+            {"run": r["label"], "line": e} for r in record["runs"] for e in r.get("hook_errors", [])
+        ],
     }
 
 
@@ -331,6 +343,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"| requests with noise-session text | {r['noise']['requests']} |",
         f"| mangled fact lines in requests | {len(r['mangled_in_context'])} |",
         f"| secret or <private> text leaked | {len(r['leaks'])} |",
+        f"| hook errors in the client's log (the hook's work did not happen) | "
+        f"{len(r.get('hook_errors', []))} |",
         f"| facts kept where sessions load them / inbox only / of | {r['captured']['live']} / "
         f"{r['captured']['inbox_only']} / {len(r['captured']['per_fact'])} |",
         f"| memory files that are mangled / hold two facts / duplicate a fact | "

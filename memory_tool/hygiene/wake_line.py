@@ -38,6 +38,16 @@ from .roots import known_roots, remember_root
 WAKE_META_PREFIX = "hygiene:"
 WAKE_PREFIX = "Memory hygiene: "
 WAKE_SUFFIX = ": memory-tool doctor"
+# Candidates waiting for a person (auto-capture's weak hints): one short item of the same line.
+INBOX_SUFFIX = ": memory-tool inbox"
+
+
+def inbox_count() -> int:
+    """Candidates waiting in the inbox (a listing, no file read)."""
+    try:
+        return sum(1 for n in os.listdir(paths.palace_dir("inbox")) if n.endswith(".md"))
+    except OSError:
+        return 0
 
 
 def base_findings(
@@ -117,7 +127,8 @@ def wake_warning(idx: Index, cwd: str | Path) -> str | None:
     remember_root(idx, cwd)
     memory_md = tree.claude_folder_of(cwd).path / tree.MEMORY_INDEX_NAME
     # config.yaml and the rooms files too: the line names what in them is not valid.
-    files = (memory_md, config_path(), rooms_yaml(), *instincts_files())
+    # The inbox folder too: a candidate added or settled changes its listing (and the line).
+    files = (memory_md, config_path(), rooms_yaml(), *instincts_files(), paths.palace_dir("inbox"))
     key = [idx.generation, today().isoformat(), project, *(_stat_sig(f) for f in files)]
     meta_key = WAKE_META_PREFIX + project
     with contextlib.suppress(ValueError, TypeError, AttributeError):
@@ -126,7 +137,11 @@ def wake_warning(idx: Index, cwd: str | Path) -> str | None:
             line = stored.get("line")
             return line if isinstance(line, str) else None
     report = wake_report(idx, cwd, cfg)
-    line = None if report.ok else f"{report.summary()}{WAKE_SUFFIX}"
+    parts = [] if report.ok else [f"{report.summary()}{WAKE_SUFFIX}"]
+    waiting = inbox_count()
+    if waiting:
+        parts.append(f"{waiting} waiting in the inbox{INBOX_SUFFIX}")
+    line = "; ".join(parts) or None
     with contextlib.suppress(sqlite3.OperationalError):
         idx.set_meta(meta_key, json.dumps({"key": key, "line": line}))
     return line

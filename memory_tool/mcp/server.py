@@ -193,8 +193,9 @@ def search(
 ) -> str:
     """Depth 1: ids of the memories that best match a query, one line each (id and room, about
     10 tokens a hit). Searches every memory, room, wiki page, cold summary and past session, by
-    words (and by meaning where semantic vectors are stored). Next: peek at the promising ids;
-    do not get them all."""
+    words (and by meaning where semantic vectors are stored); time words ("last week", "on
+    Friday", "the first time", "latest") rank what falls in that time first. Next: peek at the
+    promising ids; do not get them all."""
     if not query.strip():
         raise MemoryToolError("give a query: words or a question.")
     with _index() as idx:

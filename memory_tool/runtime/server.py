@@ -155,12 +155,23 @@ def _read_request(conn: socket.socket) -> tuple[str, bytes, bytes, dict[str, str
 _applied_tz: list[str | None] = [os.environ.get("TZ")]
 
 
+def set_environ(env: dict[str, str]) -> None:
+    """Make ``os.environ`` equal ``env``, touching only what differs: a call's environment is
+    mostly the server's own, and clearing and refilling ~40 variables (each a putenv) cost more
+    than an unhandled hook's whole work."""
+    current = os.environ
+    for key in [k for k in current if k not in env]:
+        del current[key]
+    for key, value in env.items():
+        if current.get(key) != value:
+            current[key] = value
+
+
 def handle(event: str, cwd: bytes, env: dict[str, str], body: bytes) -> bytes:
     """Run one hook call as the caller would have: its environment, its working directory."""
     from . import dispatch
 
-    os.environ.clear()
-    os.environ.update(env)
+    set_environ(env)
     if env.get("TZ") != _applied_tz[0]:
         time.tzset()  # "today" is the caller's local day
         _applied_tz[0] = env.get("TZ")
@@ -259,6 +270,9 @@ class Server:
                         release_tokenizer()
                     if not goes_on:
                         return
+                if self._upgraded(listeners):
+                    self.successor = True
+                    return
         finally:
             self.close()
 
@@ -283,17 +297,23 @@ class Server:
             return handle(event, cwd, env, body)
         finally:
             signal.alarm(0)
-            os.environ.clear()
-            os.environ.update(home_env)
+            set_environ(home_env)
 
-    def _code_changed(self, throttle: bool) -> bool:
-        """Whether the package on disk is no longer the code this process runs. The HTTP door
-        looks at most every ``CODE_CHECK_S`` (a burst of tool calls must not walk the package
-        on each); the command door, which has a fallback, on every call."""
-        now = time.monotonic()
-        if throttle and now - self.stamp_checked < CODE_CHECK_S:
+    def _upgraded(self, listeners: list[socket.socket]) -> bool:
+        """Whether the package changed on disk, looked at between calls: at most every
+        ``CODE_CHECK_S`` and never while a hook waits (walking the package costs 1-3 ms, which
+        a burst of tool calls must not queue behind), so an upgrade is seen within a second or
+        so, and the successor answers from then on."""
+        if time.monotonic() - self.stamp_checked < CODE_CHECK_S:
             return False
-        self.stamp_checked = now
+        if select.select(listeners, [], [], 0)[0]:
+            return False  # a hook is waiting: answer it first
+        return self._code_changed()
+
+    def _code_changed(self) -> bool:
+        """Whether the package on disk is no longer the code this process runs (the command
+        door, which has a fallback, looks before every call; see ``_upgraded``)."""
+        self.stamp_checked = time.monotonic()
         return _code_stamp() != self.stamp
 
     def _answer(self, conn: socket.socket, home_env: dict[str, str]) -> bool:
@@ -319,7 +339,7 @@ class Server:
             if pkg != client.PACKAGE_DIR:
                 conn.sendall(b"RETRY\n")  # another install: its hook starts a server of its own
                 return False
-            if self._code_changed(throttle=False):
+            if self._code_changed():
                 conn.sendall(b"RETRY\n")
                 self.successor = True
                 return False
@@ -362,9 +382,8 @@ class Server:
             if self._twin(event, body):
                 hook_http.send(conn, 200)  # the same hook from a second install: answered once
                 return True
-            if not self.still_ours() or self._code_changed(throttle=True):
-                hook_http.send(conn, 200)  # this hook loses its context; the successor answers on
-                self.successor = self.still_ours()
+            if not self.still_ours():
+                hook_http.send(conn, 200)  # a new server took over the state root
                 return False
             session = payload.get("session_id")
             session = session if isinstance(session, str) else ""

@@ -46,9 +46,11 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
     try:
         idx.refresh_for_wake(cwd)
         handoff = _handoff_units(idx, cwd, first_only=not resuming, seen=seen)
+        # What auto-capture saved since the last brief: said once, by the next new session.
+        learned, announced = ([], []) if resuming else _learned_units(idx, cwd)
         # The brief is a function of the index, the config and the day: cache it so the
         # common start-up needs no ranking, no entry objects and no tokenizer.
-        key = None if resuming or handoff else _brief_key(idx, cwd)
+        key = None if resuming or handoff or announced else _brief_key(idx, cwd)
         text = idx.derived_get(key) if key else None
         if text is None:
             from ..hygiene.wake_line import wake_units
@@ -56,10 +58,15 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
 
             extra: list[Any] = _resume_units(idx, event, source, seen) if resuming else []
             extra += handoff
+            extra += learned
             extra += wake_units(idx, cwd)  # one line when memory needs attention
             brief = build_brief(idx, cwd, extra=extra)
             text = brief.text
             given = _deliver(brief.extra_units, event.session_id)
+            if announced and all(u in brief.extra_units for u in learned):
+                from ..tiers.capture import take_learned
+
+                take_learned(paths.project_key(cwd), announced)
             if key:
                 idx.derived_put(key, text)
         else:
@@ -106,13 +113,29 @@ def _brief_key(idx: Any, cwd: str) -> str:
     # rooms.yaml and the instincts file (a broken one is named there).
     memory_md = claude_folder_of(cwd).path / MEMORY_INDEX_NAME
     stamps = []
-    for path in (config_path(), memory_md, rooms_yaml(), *instincts_files()):
+    inbox = paths.palace_dir("inbox")  # the hygiene line counts what waits there
+    # install.json too: it names the command the brief tells Claude to run.
+    stamped = (config_path(), memory_md, rooms_yaml(), *instincts_files(), inbox)
+    for path in (*stamped, paths.install_record()):
         try:
             st = os.stat(path)
             stamps.append(f"{st.st_mtime_ns}:{st.st_size}")
         except OSError:
             stamps.append("-")
     return f"brief|{project}|{today().isoformat()}|{idx.generation}|{'|'.join(stamps)}"
+
+
+def _learned_units(idx: Any, cwd: str) -> tuple[list[Any], list[str]]:
+    path = paths.palace_dir("capture") / "learned" / f"{paths.project_key(cwd)}.jsonl"
+    try:
+        if os.stat(path).st_size == 0:
+            return [], []
+    except OSError:
+        return [], []  # nothing captured: the capture module is not even imported
+    from ..tiers.capture import learned_units
+
+    units, ids = learned_units(idx, paths.project_key(cwd))
+    return list(units), ids
 
 
 def _handoff_units(idx: Any, cwd: str, *, first_only: bool, seen: set[str]) -> list[Any]:

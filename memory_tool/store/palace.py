@@ -258,6 +258,7 @@ def add_memory(
     team: str | None = None,
     force: bool = False,
     global_: bool = False,
+    index_hook: str | None = None,
 ) -> Entry:
     """Write one memory file, add its ``MEMORY.md`` line and index it. Returns the entry: the
     one saved before when the same text is already in that folder (a repeated `add`, an inbox
@@ -269,6 +270,10 @@ def add_memory(
     frontmatter: it is recalled there only), or with ``global_`` to every project. A team's
     room memories are for every project (a teammate's checkout has another path, so another
     project key).
+
+    ``index_hook``: the ``MEMORY.md`` line's hook, when it should not be the description (Claude
+    Code loads ``MEMORY.md`` into every session of the project: a one-sentence memory whose line
+    repeats it would reach the model twice with the brief).
 
     Raises NearDuplicateError when a memory of that folder already says all the text says, or
     the text says all it does and more (``similar``), unless ``force``."""
@@ -305,7 +310,7 @@ def add_memory(
     stem = f"{type_}_{slug.replace('-', '_')}" if folder.source == "claude" else slug
     path = claim_file(folder.path, stem, content)
     append_line_locked(
-        folder.path / tree.MEMORY_INDEX_NAME, memory_index_line(slug, path.name, desc)
+        folder.path / tree.MEMORY_INDEX_NAME, memory_index_line(slug, path.name, index_hook or desc)
     )
     return index.index_file(path, folder)
 
@@ -343,6 +348,7 @@ def find_near_duplicate(
         sessions=False,
         cold=False,
         fuzzy=False,
+        when=False,  # a memory's text, not a question about time
         home_project=home_project,
         sources=(folder.source,),
         room=folder.room or None,

@@ -48,6 +48,7 @@ from ..base.config import today
 from ..base.errors import MemoryToolError, NearDuplicateError
 from ..base.fsutil import append_line_locked, file_lock
 from ..base.record import field, record
+from ..recall.layers import Unit
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
@@ -90,6 +91,12 @@ NOUNS = {
     "gotcha": ("gotcha", "gotchas"),
 }
 OPEN_ITEM_PREFIX = "Open item: "
+# What was captured and not yet announced: one file per project, emptied by the first brief that
+# says so (SessionStart).
+LEARNED_DIR = "learned"
+# The brief's "Learned" line names at most this many ids: a pointer to the Learned view
+# (`memory-tool ui`) and to `forget`, not a list of everything a busy week captured.
+LEARNED_MAX_IDS = 6
 
 
 def mode_of(cfg: dict[str, Any]) -> str:
@@ -499,6 +506,9 @@ def _write(
             room=room if in_room else None,
             name=text,
             extra=extra,
+            # Claude Code loads MEMORY.md itself: its line points at the memory without
+            # repeating it (the brief gives the text; the fact reaches the model once).
+            index_hook=f"{NOUNS[signal][0]} captured {day} (memory-tool)",
         )
     except NearDuplicateError as exc:  # said in other words in the same folder
         return Captured(signal, text, "repeat", refresh(idx, exc.entry, day))
@@ -537,6 +547,95 @@ def capture_one(
 
             log_error("capture", f"{done.entry.id} could not supersede {older.id}: {exc}")
     return done
+
+
+# --- what the next brief says was learned -------------------------------------------------------
+
+
+def learned_path(project: str) -> Path:
+    return capture_dir() / LEARNED_DIR / f"{project}.jsonl"
+
+
+def _note_learned(idx: Index, report: CaptureReport, state: dict[str, Any]) -> None:
+    """Record the memories written for the next brief's "Learned" line, and count the line the
+    brief will show (so SessionStart finds its tokens cached)."""
+    written = [c for c in report.done if c.verdict == "written" and c.entry is not None]
+    if not written:
+        return
+    path = learned_path(state["project"])
+    for c in written:
+        assert c.entry is not None
+        row = {"id": c.entry.id, "signal": c.signal, "session": state["session_id"]}
+        append_line_locked(path, json.dumps(row))
+    line = learned_line(pending_learned(state["project"]))
+    if line:
+        idx.count_cached(line)
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    out = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            out.append({k: str(v) for k, v in row.items()})
+    return out
+
+
+def pending_learned(project: str) -> list[dict[str, str]]:
+    """What was captured for ``project`` and not yet announced (oldest first)."""
+    try:
+        return _rows(learned_path(project).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def learned_line(rows: list[dict[str, str]]) -> str:
+    """``Learned in the last session: 3 rules, 1 decision (f-…, p-…); undo: `memory-tool
+    forget ID```, or "" for nothing learned."""
+    if not rows:
+        return ""
+    counts: dict[tuple[str, str], int] = {}
+    for row in rows:
+        noun = NOUNS.get(row.get("signal", ""), ("memory", "memories"))
+        counts[noun] = counts.get(noun, 0) + 1
+    parts = [f"{n} {one if n == 1 else many}" for (one, many), n in counts.items()]
+    ids = [row["id"] for row in rows]
+    shown = ", ".join(ids[:LEARNED_MAX_IDS]) + (", …" if len(ids) > LEARNED_MAX_IDS else "")
+    sessions = len({row.get("session", "") for row in rows})
+    when = "the last session" if sessions == 1 else f"the last {sessions} sessions"
+    # The ids in parentheses, not [brackets]: a bracketed id counts as given to the session
+    # (recall.seen), and a room memory named here must still come with its room's prompts.
+    return f"Learned in {when}: {', '.join(parts)} ({shown}); undo: `memory-tool forget ID`\n"
+
+
+def take_learned(project: str, announced: Iterable[str]) -> None:
+    """The brief said what was learned: those rows go; what was captured meanwhile, after the
+    brief was built, stays for the next one."""
+    from ..base.fsutil import rewrite_locked
+
+    said = set(announced)
+
+    def remaining(text: str) -> str:
+        return "".join(json.dumps(r) + "\n" for r in _rows(text) if r["id"] not in said)
+
+    rewrite_locked(learned_path(project), remaining)
+
+
+def learned_units(idx: Index, project: str) -> tuple[list[Unit], list[str]]:
+    """The brief's "Learned" line (what is still live of what was captured since the last
+    brief) and the ids it accounts for, forgotten or superseded ones included."""
+    from ..store.entry import is_live
+
+    rows = pending_learned(project)
+    if not rows:
+        return [], []
+    ids = [r["id"] for r in rows]
+    live = {e.id for e in idx.get_many(ids) if is_live(e)}
+    line = learned_line([r for r in rows if r["id"] in live])
+    return ([Unit(line, idx.count_cached(line))] if line else []), ids
 
 
 def _notes(state: dict[str, Any]) -> Iterable[tuple[str, str, str]]:
@@ -597,4 +696,5 @@ def capture_session(
             write_candidates(
                 hints, session=session, project=project, cwd=state["cwd"], day=day.isoformat()
             )
+        _note_learned(idx, report, state)
     return report
