@@ -20,7 +20,7 @@ from memory_tool.base.config import TOOL_EVENT_BUDGET_TOKENS, TOOL_SESSION_BUDGE
 from memory_tool.recall.seen import seen_ids, session_state
 from memory_tool.runtime import dispatch
 from memory_tool.runtime.tool_use import FENCE_OPEN
-from memory_tool.store.globs import matches, read_globs
+from memory_tool.store.globs import literal_tail, matches, read_globs
 from memory_tool.store.index import open_index
 from memory_tool.tiers.failure import error_terms
 
@@ -101,10 +101,14 @@ def memory_dir(project: Path) -> Path:
 )
 def test_globs_match_like_gitignore(glob: str, rel: str | None, hit: bool) -> None:
     assert matches(glob, rel, "/elsewhere/" + (rel or "x.py")) is hit
+    if hit:  # the cheap test that runs first never rules out a match
+        assert rel is not None and rel.endswith(literal_tail(glob))
 
 
 def test_absolute_globs_match_absolute_paths_and_bad_values_are_dropped() -> None:
     assert matches("/srv/infra/*.tf", None, "/srv/infra/main.tf")
+    assert literal_tail("/srv/infra/*.tf") == ".tf" and literal_tail("db/migrations/") == ""
+    assert literal_tail("schema.prisma") == "schema.prisma" and literal_tail("db/**") == ""
     assert not matches("/srv/infra/*.tf", "srv/infra/main.tf", "/home/x/srv/infra/main.tf")
     assert read_globs(["./a/*.py", 3, "", None, "a/*.py", "b\\c.py"]) == ["a/*.py", "b/c.py"]
     assert read_globs("one.py") == ["one.py"]

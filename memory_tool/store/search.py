@@ -249,7 +249,7 @@ def search(
     words in the query count from (default today); ``when``: read them at all (a task
     prompt's room recall and a duplicate check do not)."""
     from ..base.config import today
-    from .index import TEXT_ONLY_SQL, live_params, live_sql, row_to_entry
+    from .index import live_params, live_sql, row_to_entry, text_only_sql
 
     day = now or today()
     asked = parse_when(query, day) if when and query.strip() else None
@@ -258,7 +258,7 @@ def search(
     terms = query_terms(query)
     match = _match(terms)
     hits: list[Hit] = []
-    filters: list[str] = [f"e.{TEXT_ONLY_SQL}"]
+    filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
     if live_only:
         filters.append(f"({live_sql('e.')})")
