@@ -101,6 +101,8 @@ def _print_why(explanation: Any) -> None:
 
 
 def _entry_row(e: Any) -> dict[str, Any]:
+    from ..store.entry import status
+
     return {
         "id": e.id,
         "type": e.type,
@@ -111,6 +113,7 @@ def _entry_row(e: Any) -> dict[str, Any]:
         "description": e.description,
         "path": e.path,
         "tokens": e.full_tokens,
+        "status": status(e),  # live, superseded, forgotten, ended, pending
     }
 
 
@@ -153,9 +156,15 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
         rows = [_entry_row(e) | ({"loaded": e.id in chosen} if layer else {}) for e in entries]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
+    from ..store.entry import status
+
     for e in entries:
         mark = ("* " if e.id in chosen else "  ") if layer else ""
-        click.echo(f"{mark}{e.id}  {e.type:<9} {e.room or '-':<14} {e.created or '?':<10} {e.name}")
+        state = status(e)
+        tail = f" ({state})" if state != "live" else ""
+        click.echo(
+            f"{mark}{e.id}  {e.type:<9} {e.room or '-':<14} {e.created or '?':<10} {e.name}{tail}"
+        )
     if not entries:
         click.echo("no memories")
 
