@@ -46,6 +46,7 @@ from ..store.index import Index, open_index, with_recovery
 from . import digest
 from . import inject as tiers
 from .hot import (
+    has_substance,
     hot_dir,
     load_state,
     read_handoff_section,
@@ -493,10 +494,12 @@ def _has_content(state: dict[str, Any]) -> bool:
 
 
 def _worth_a_summary(state: dict[str, Any]) -> bool:
-    """A session that asked for something or did something. One that only said "thanks!" or
-    "yes" gets no cold summary: it would clutter search and, as the project's latest summary,
-    stand in for the session a "where were we" should bring back."""
-    return bool(state["first_task"] or state["task"] or state["tool_calls"] or state["files"])
+    """A session that asked for something and did something. One that only said "thanks!", or
+    asked a question or two and did nothing, gets no cold summary: it would clutter search and,
+    as the project's latest summary, stand in for the session a "where were we" should bring
+    back."""
+    asked = state["first_task"] or state["task"] or state["tool_calls"] or state["files"]
+    return bool(asked) and has_substance(state)
 
 
 def run(session_id: str, *, final: bool = False, model: bool | None = None) -> Entry | None:
