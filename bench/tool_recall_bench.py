@@ -196,9 +196,9 @@ def report(res: dict[str, Any]) -> str:
         f"tool recall, {res['got_without']}/{res['needing']} without; tool hooks added "
         f"{res['tokens_mean']:.0f} tokens per session on average (max {res['tokens_max']}); "
         f"{res['empty_with_injection']}/{res['empty_sessions']} sessions needing nothing got "
-        f"something ({res['empty_tokens']} tokens); {res['stray_markers']} other sessions' "
-        f"memories shown; tool hook in-process median {res['hook_ms_median']:.1f} ms "
-        f"(max {res['hook_ms_max']:.1f})"
+        f"something ({res['empty_tokens']} tokens); {res['stray_markers']} set memories shown "
+        f"that the session did not need; tool hook in-process median "
+        f"{res['hook_ms_median']:.1f} ms (max {res['hook_ms_max']:.1f})"
     )
 
 

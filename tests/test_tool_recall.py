@@ -20,7 +20,7 @@ from memory_tool.base.config import TOOL_EVENT_BUDGET_TOKENS, TOOL_SESSION_BUDGE
 from memory_tool.recall.seen import seen_ids, session_state
 from memory_tool.runtime import dispatch
 from memory_tool.runtime.tool_use import FENCE_OPEN
-from memory_tool.store.globs import matches, read_globs
+from memory_tool.store.globs import literal_tail, matches, read_globs
 from memory_tool.store.index import open_index
 from memory_tool.tiers.failure import error_terms
 
@@ -101,10 +101,14 @@ def memory_dir(project: Path) -> Path:
 )
 def test_globs_match_like_gitignore(glob: str, rel: str | None, hit: bool) -> None:
     assert matches(glob, rel, "/elsewhere/" + (rel or "x.py")) is hit
+    if hit:  # the cheap test that runs first never rules out a match
+        assert rel is not None and rel.endswith(literal_tail(glob))
 
 
 def test_absolute_globs_match_absolute_paths_and_bad_values_are_dropped() -> None:
     assert matches("/srv/infra/*.tf", None, "/srv/infra/main.tf")
+    assert literal_tail("/srv/infra/*.tf") == ".tf" and literal_tail("db/migrations/") == ""
+    assert literal_tail("schema.prisma") == "schema.prisma" and literal_tail("db/**") == ""
     assert not matches("/srv/infra/*.tf", "srv/infra/main.tf", "/home/x/srv/infra/main.tf")
     assert read_globs(["./a/*.py", 3, "", None, "a/*.py", "b\\c.py"]) == ["a/*.py", "b/c.py"]
     assert read_globs("one.py") == ["one.py"]
@@ -413,3 +417,48 @@ def test_parallel_tool_hooks_of_one_turn_give_a_memory_once(project: Path) -> No
         procs.append((proc, json.dumps(data).encode()))
     outputs = [p.communicate(body, timeout=60)[0].decode() for p, body in procs]
     assert sum(out.count("KPARALLEL") for out in outputs) == 1
+
+
+def test_a_dotted_name_of_plain_words_finds_the_memory_that_names_it(project: Path) -> None:
+    """``numpy.dtype``: neither part is distinctive alone, the dotted name is (found by the
+    blind set of bench/tool_recall_bench.py: the search got no words from it)."""
+    write_memory(
+        memory_dir(project), "feedback_abi.md",
+        "A ValueError numpy.dtype size changed means a wheel built for numpy 1.x; pin numpy<2.",
+        type_="feedback",
+    )  # fmt: skip
+    index(project)
+    error = "Exit code 1\nValueError: numpy.dtype size changed, may indicate binary incompatibility"
+    assert "pin numpy<2" in fail(project, "python -c 'import pandas'", error)
+    assert fail(project, "python x.py", "Exit code 1\nValueError: numpy failed", "f2") == ""
+
+
+def test_add_path_ties_a_memory_to_files(project: Path) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli.main import main
+
+    runner = CliRunner()
+    args = ["add", "--cwd", str(project), "--type", "feedback", "--path", "src/api/*.generated.ts",
+            "--path", "schema.graphql", GENERATED]  # fmt: skip
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    saved = next(memory_dir(project).glob("feedback_*.md")).read_text()
+    assert "src/api/*.generated.ts" in saved and "schema.graphql" in saved
+    assert "never edit by hand" in read(project, "api/schema.graphql")
+    bad = runner.invoke(main, ["add", "--cwd", str(project), "--path", " ", "x y z"])
+    assert bad.exit_code != 0 and "--path" in bad.output
+
+
+def test_a_subagent_has_its_own_record_of_what_tool_recall_gave(project: Path) -> None:
+    """A subagent's hooks carry the parent's session id and their own agent id: the memory the
+    main session got is not in the subagent's context, so it gets it too, once."""
+    write_memory(
+        memory_dir(project), "feedback_codegen.md", GENERATED, type_="feedback",
+        paths=["src/api/*.generated.ts"],
+    )  # fmt: skip
+    index(project)
+    assert "never edit by hand" in read(project, "src/api/a.generated.ts")
+    assert "never edit by hand" in read(project, "src/api/a.generated.ts", agent_id="sub1")
+    assert read(project, "src/api/a.generated.ts", agent_id="sub1") == ""
+    assert read(project, "src/api/a.generated.ts") == ""

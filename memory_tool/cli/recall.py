@@ -106,7 +106,7 @@ def _hit_json(h: Hit) -> dict[str, Any]:
 @click.option(
     "--now",
     type=click.DateTime(formats=["%Y-%m-%d"]),
-    help="The day time words count from (\"last week\", \"on Friday\"); default today.",
+    help='The day time words count from ("last week", "on Friday"); default today.',
 )
 @json_option
 @domain_errors

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import paths
 from ..base.privacy import escape_fence
 from ..store.entry import full_text, is_critical, is_rule
-from ..store.globs import matches
+from ..store.globs import compile_glob, literal_tail
 from .layers import Layer, Unit
 
 if TYPE_CHECKING:
@@ -85,18 +85,45 @@ def tied_entries(
 ) -> list[Entry]:
     """The memories whose ``paths:`` globs name any of the ``located`` files, as the files are
     now, critical rules first, then other rules, then by importance."""
-    globs = idx.tied_globs(project)
-    if not globs:
+    table = _tied_table(idx, project)
+    if not table:
         return []
-    wanted = sorted(
-        {
-            memory
-            for memory, glob in globs
-            if any(matches(glob, rel, absolute) for absolute, rel in located)
-        }
-    )
-    entries = idx.current(idx.by_paths(wanted))
+    wanted: set[str] = set()
+    for absolute, rel in located:
+        for memory, tail, pattern, is_absolute in table:
+            target = absolute if is_absolute else rel
+            if target is None or memory in wanted or not target.endswith(tail):
+                continue
+            if pattern.match(target) is not None:
+                wanted.add(memory)
+    entries = idx.current(idx.by_paths(sorted(wanted)))
     return sorted(entries, key=_tied_rank)
+
+
+# (memory path, literal tail, pattern, absolute) of each tied glob, per project, as of an index
+# generation: the resident server matches a file against a thousand globs without reading or
+# compiling them again on every tool call (a few milliseconds saved each time).
+_TIED: dict[str, tuple[int, list[tuple[str, str, re.Pattern[str], bool]]]] = {}
+# Projects whose table is kept: one server serves a handful at a time.
+TIED_CACHE_PROJECTS = 16
+
+
+def _tied_table(idx: Index, project: str) -> list[tuple[str, str, re.Pattern[str], bool]]:
+    generation = idx.generation
+    kept = _TIED.get(project)
+    if kept is not None and kept[0] == generation:
+        return kept[1]
+    table = []
+    for memory, glob in idx.tied_globs(project):
+        try:
+            pattern, is_absolute = compile_glob(glob)
+        except re.error:
+            continue  # a glob that is no pattern names no file
+        table.append((memory, literal_tail(glob), pattern, is_absolute))
+    if len(_TIED) >= TIED_CACHE_PROJECTS:
+        _TIED.clear()
+    _TIED[project] = (generation, table)
+    return table
 
 
 def _tied_rank(e: Entry) -> tuple[int, int, str]:

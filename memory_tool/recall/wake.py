@@ -12,7 +12,7 @@ from ..base.privacy import escape_fence
 from ..base.record import field, record
 from ..store.entry import Entry, one_line
 from ..store.index import Index
-from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank, rules
+from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank
 
 FENCE_OPEN = "<memory-context>\n"
 FENCE_CLOSE = "</memory-context>\n"
@@ -24,6 +24,8 @@ DEEPER = (
     "More on demand: `memory-tool search QUERY` lists matching ids, `memory-tool peek ID` shows "
     "summaries, `memory-tool get ID` the full text; fetch full text only for confirmed matches.\n"
 )
+# Only where `install` found no way to put `memory-tool` on PATH (paths.agent_command).
+COMMAND_PATH = "Here `memory-tool` is not on PATH: run it as `{command}` (same subcommands).\n"
 HANDOFF_RULE = (
     "Before a long session ends, a handoff goes in thoughts/HANDOFF.md "
     "(template: `memory-tool handoff`).\n"
@@ -138,7 +140,10 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
             units += [line(e) for e in rest]
         if n_omitted:
             units.append(unit(_more_line(n_omitted, "project facts", "L2")))
-        top = rules(picked)[:RECAP_MAX_RULES]
+        # Critical rules open and close the brief (models attend to the start and the end).
+        # Other rules are said once: a recap of them repeated lines a few lines up (a scripted
+        # week found every request carrying each such rule twice).
+        top = crit[:RECAP_MAX_RULES]
         if top:
             names = "; ".join(escape_fence(_label(e)) for e in top)
             end = "" if names.endswith("…") else "."
@@ -161,7 +166,11 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
     extra_units = extra or []
     empty = not (l1.picked or l1.omitted or l2.picked or l2.omitted or extra_units)
     head = [unit(FENCE_OPEN), unit(NOTHING_SAVED if empty else INTRO)]
-    tail = [unit(FENCE_CLOSE)] if empty else [unit(DEEPER), unit(HANDOFF_RULE), unit(FENCE_CLOSE)]
+    command = paths.agent_command()
+    where = [] if command == paths.AGENT_COMMAND else [COMMAND_PATH.format(command=command)]
+    tail = [unit(DEEPER), *map(unit, where), unit(HANDOFF_RULE), unit(FENCE_CLOSE)]
+    if empty:
+        tail = [unit(FENCE_CLOSE)]
     body = (
         l2_units[:crit_end]
         + l1.units

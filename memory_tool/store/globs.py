@@ -91,6 +91,17 @@ def compile_glob(glob: str) -> tuple[re.Pattern[str], bool]:
     return re.compile(body + r"\Z", re.DOTALL), absolute
 
 
+def literal_tail(glob: str) -> str:
+    """What every path the glob matches ends with: the text after its last wildcard ("" for a
+    folder glob ending in ``/``, which matches whatever lies under it). A cheap test that rules
+    most globs out before their pattern runs."""
+    if glob.endswith("/"):
+        return ""
+    cut = max(glob.rfind(c) for c in "*?]")
+    tail = glob[cut + 1 :]
+    return os.path.expanduser(tail) if cut < 0 and tail.startswith("~") else tail
+
+
 def matches(glob: str, relative: str | None, absolute: str) -> bool:
     """Whether ``glob`` names a file at ``absolute`` (``relative``: its path inside the working
     tree, None when it lies outside)."""

@@ -264,7 +264,7 @@ def search(
     read what a question asks beyond its words (its time words; the latest version first); a
     task prompt's room recall and a duplicate check do not."""
     from ..base.config import today
-    from .index import TEXT_ONLY_SQL, live_params, live_sql, row_to_entry
+    from .index import live_params, live_sql, row_to_entry, text_only_sql
 
     day = now or today()
     asked = parse_when(query, day) if intent and query.strip() else None
@@ -273,7 +273,7 @@ def search(
     terms = query_terms(query)
     match = _match(terms)
     hits: list[Hit] = []
-    filters: list[str] = [f"e.{TEXT_ONLY_SQL}"]
+    filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
     if live_only:
         filters.append(f"({live_sql('e.')})")

@@ -119,8 +119,14 @@ def _holds(text: str, terms: list[str]) -> bool:
 
 
 def _query(terms: list[str]) -> str:
-    # The search splits a dotted name into its words; the parts are in ``terms`` already.
-    return " ".join(t for t in terms if "." not in t)
+    """The search words: each term, a dotted name as its parts (``numpy.dtype``: numpy dtype,
+    which alone would not count as distinctive; ``_holds`` then checks the whole name)."""
+    words: list[str] = []
+    for term in terms:
+        for part in term.split("."):
+            if part and part not in words:
+                words.append(part)
+    return " ".join(words)
 
 
 def memory_hits(idx: Index, terms: list[str], project: str, exclude: set[str]) -> list[Entry]:

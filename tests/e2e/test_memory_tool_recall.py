@@ -6,6 +6,7 @@ subagent gets its spawn brief and the main session none of it. Also what PreTool
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,16 @@ def test_a_session_gets_each_memory_where_it_touches_it_and_the_subagent_its_bri
         assert "MARK-ROOM-5D" in given  # room recall on the subagent's own task
         assert "MARK-READ-7Q" not in req.text() and "MARK-FAIL-9Z" not in req.text()
     assert not any(injected_by(req, "SubagentStart") for req in main)
+    # The background subagent's result came back as a <task-notification> prompt: it brought no
+    # recall and is not the session's task.
+    at = next(i for i, r in enumerate(main) if "<task-notification>" in r.messages_text())
+    before, after = (len(injected_by(main[i], "UserPromptSubmit")) for i in (at - 1, at))
+    assert after == before  # the notification's UserPromptSubmit added nothing
+    sid = main[0].session_id
+    assert sid
+    hot = json.loads((state_dir(sandbox) / "hot" / f"{sid}.json").read_text())
+    assert hot["task"] == TASK
+    assert not any("task-notification" in p for p in hot["prompts"])
     assert hooks_log(sandbox) == ""
 
 
