@@ -105,6 +105,8 @@ def memory_tool(src: Path, env: dict[str, str], *args: str) -> str:
     proc = subprocess.run(
         [PYTHON, "-c", code, *args],
         env={**env, "PYTHONPATH": str(src)},
+        # Not this checkout: `python -c` puts the working folder first on sys.path.
+        cwd=tempfile.gettempdir(),
         capture_output=True,
         text=True,
         timeout=3600,
@@ -161,10 +163,44 @@ def session(
     return wall, res
 
 
+def direct_http(port: int, secret: str, cwd: str, event: str, runs: int) -> dict[str, float]:
+    """``runs`` requests straight at the server, as Claude Code sends them (a fresh connection
+    each): the hook's time without the client's own scheduling, many samples per size."""
+    import http.client
+
+    times = []
+    for i in range(runs + 5):
+        body = {
+            "session_id": f"direct-{i}",
+            "cwd": cwd,
+            "hook_event_name": event,
+            "prompt": ROOM_PROMPT,
+            "prompt_id": f"p{i}",
+            "tool_name": "Read",
+            "tool_use_id": f"t{i}",
+            "tool_input": {"file_path": os.path.join(cwd, "src", "mod_0.py")},
+            "tool_response": {"type": "text"},
+        }
+        t = time.perf_counter()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request(
+            "POST",
+            f"/hook/{event}",
+            body=json.dumps(body).encode(),
+            headers={"X-Memory-Tool-Secret": secret, "Content-Type": "application/json"},
+        )
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        if i >= 5:
+            times.append((time.perf_counter() - t) * 1000)
+    return summary(times)
+
+
 def session_start_process(src: Path, env: dict[str, str], cwd: str, runs: int) -> dict[str, Any]:
     """SessionStart as a whole process (server running) against python3 -S -c pass."""
     hook = [PYTHON, "-S", str(src / "memory_tool" / "runtime" / "hook.py"), "SessionStart"]
-    bare = ["python3", "-S", "-c", "pass"]
+    bare = [PYTHON, "-S", "-c", "pass"]  # the hooks' own interpreter (python3 may be a shim)
     hook_s: list[float] = []
     bare_s: list[float] = []
     for i in range(runs + 2):
@@ -195,7 +231,7 @@ def session_start_process(src: Path, env: dict[str, str], cwd: str, runs: int) -
     hm, bm = statistics.median(hook_s), statistics.median(bare_s)
     return {
         "hook_ms": summary(hook_s),
-        "python3 -S -c pass_ms": summary(bare_s),
+        "python -S -c pass_ms": summary(bare_s),
         "ratio": hm / bm,
         "brief_chars": len(out.stdout),
         "imports": [m for m in modules if m],
@@ -231,6 +267,7 @@ def measure(
         env["PYTHONPATH"] = str(src)
         settings = tree / ".claude" / "settings.json"
         settings.unlink(missing_ok=True)
+        (tree / ".claude" / "memory-tool" / "run" / "sessions.json").unlink(missing_ok=True)
         t = time.perf_counter()
         memory_tool(src, env, "index", "--cwd", cwd)
         out["index_s"] = time.perf_counter() - t
@@ -241,6 +278,7 @@ def measure(
             installed["hooks"].update(tool_hook_commands(src))
             settings.write_text(json.dumps(installed, indent=2))
         out["hooks"] = sorted(installed["hooks"])
+        out["hook_kinds"] = sorted(kinds)
         out["server_start"] = memory_tool(src, env, "server", "start").strip()
         claude_env = {k: v for k, v in env.items() if k.startswith("MEMORY_TOOL_")}
         claude_env.update(PYTHONPATH=str(src), HOME=str(tree))
@@ -273,17 +311,64 @@ def measure(
                 "added": statistics.median(walls) - statistics.median(bare_walls),
             }
             out["server_status"] = memory_tool(src, env, "server", "status").strip()
+            if "http" in kinds:
+                secret = installed["env"]["MEMORY_TOOL_HOOK_SECRET"]
+                out["direct_ms"] = {
+                    e: direct_http(port, secret, cwd, e, 40)
+                    for e in ("UserPromptSubmit", "PostToolUse", "PreToolUse")
+                }
+                out["server_status_after_direct"] = memory_tool(
+                    src, env, "server", "status"
+                ).strip()
             out["session_start"] = session_start_process(src, env, cwd, max(10, runs * 5))
+            if "http" in kinds:  # a dead server: what its HTTP hooks cost (nothing may start one)
+                memory_tool(src, env, "server", "stop")
+                debug = box_root / "debug-dead.log"
+                dead_env = {**claude_env, "MEMORY_TOOL_NO_BACKGROUND": "1"}
+                wall, _ = session(box, dead_env, ROOM_PROMPT, 20, debug)
+                out["dead_server"] = {
+                    "tool_calls": 20,
+                    "session_s": wall,
+                    "per_hook_ms": {e: summary(v) for e, v in sorted(hook_times(debug).items())},
+                }
         finally:
-            subprocess.run(
-                [PYTHON, "-c", "from memory_tool.runtime import server; server.stop()"],
-                env=env,
-                capture_output=True,
-                check=False,
-            )
+            memory_tool(src, env, "server", "stop")
             box.close()
             shutil.rmtree(box_root, ignore_errors=True)
     return out
+
+
+def _ms(fig: dict[str, float] | None) -> str:
+    return f"{fig['median']:.0f} ({fig['p95']:.0f})" if fig else "-"
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    """One row per size and source: per-hook medians (p95) from the debug log, what a session
+    of TOOL_CALLS tool calls adds, SessionStart as a process, the server's RSS."""
+    head = (
+        "| source @ files | hooks | UserPromptSubmit | PostToolUse | PreToolUse | Stop | "
+        "SessionStart | session of N tool calls: added | SessionStart process / python -S | "
+        "server RSS |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for r in results:
+        per = r.get("per_hook_ms", {})
+        ss = r.get("session_start", {})
+        base = ss.get("python -S -c pass_ms") or ss.get("python3 -S -c pass_ms") or {}
+        rss = re.search(r"rss_mb=([\d.]+)", r.get("server_status", ""))
+        sess = r.get("session_s", {})
+        rows.append(
+            f"| {r['label']} @ {r['files']:,} | {'/'.join(r.get('hook_kinds', []))} | "
+            f"{_ms(per.get('UserPromptSubmit'))} | {_ms(per.get('PostToolUse'))} | "
+            f"{_ms(per.get('PreToolUse'))} | {_ms(per.get('Stop'))} | "
+            f"{_ms(per.get('SessionStart'))} | "
+            f"{sess.get('added', 0):+.1f} s ({sess.get('tool_calls')} calls: "
+            f"{sess.get('with_hooks', {}).get('median', 0):.1f} s vs "
+            f"{sess.get('no_hooks', {}).get('median', 0):.1f} s) | "
+            f"{ss.get('hook_ms', {}).get('median', 0):.0f} / {base.get('median', 0):.0f} ms = "
+            f"{ss.get('ratio', 0):.2f}x | {rss.group(1) + ' MB' if rss else '-'} |"
+        )
+    return head + "\n".join(rows) + "\n"
 
 
 def main() -> int:
@@ -309,6 +394,8 @@ def main() -> int:
         results.append(res)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"http-{args.label}.json").write_text(json.dumps(results, indent=2))
+    print("\nMilliseconds, median (p95), as Claude Code's debug log reports each hook:\n")
+    print(markdown(results))
     return 0
 
 

@@ -253,6 +253,8 @@ def main() -> int:
     if "classify" not in skip:
         run_script("classify_bench.py", [], res)
         run_script("followup_bench.py", [], res)
+        # Tool-level recall, its dev set only: the blind set is run by hand, once per change.
+        run_script("tool_recall_bench.py", ["--set", "dev"], res)
     if "hygiene" not in skip:
         hygiene_sizes = [str(s) for s in sizes if s in (1000, 10000)] or ["1000"]
         run_script("hygiene_bench.py", hygiene_sizes, res)
@@ -270,6 +272,10 @@ def main() -> int:
         run_script("sync_bench.py", sync_sizes, res)
     if "plugin" not in skip:
         run_script("plugin_bench.py", [str(runs)], res)
+    if "http" not in skip:
+        # Hooks over HTTP with the real client (issue 24): 100,000 files is run by hand.
+        http_sizes = ",".join(str(s) for s in sizes if s in (1000, 10000)) or "1000"
+        run_script("http_bench.py", ["--sizes", http_sizes, "--runs", "2"], res, timeout=3600)
     plots: list[Path] = []
     if "plots" not in skip:
         import plots as plot_mod

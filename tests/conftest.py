@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    # ~/.local/bin on PATH, as most distributions' login profiles put it: where `install` links
+    # `memory-tool` for the agent (tests/e2e/test_install_wheel.py covers a PATH without it).
+    monkeypatch.setenv("PATH", f"{home / '.local' / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("MEMORY_TOOL_HOME", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)

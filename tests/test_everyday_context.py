@@ -107,6 +107,41 @@ def test_a_handoff_older_than_the_latest_session_summary_is_reported_stale(proje
     assert "MARKER-OLD" in brief(project, "resume", session="s-fresh")
 
 
+def test_a_handoff_is_stale_once_a_later_session_here_did_substantial_work(
+    project: Path,
+) -> None:
+    """Not only after a day: a session that started after the handoff was written and did
+    substantial work in the same working tree has moved past it."""
+    # Written before the session's first event (2026-11-29); the day-old rule kept out of it.
+    paths.state_root().mkdir(parents=True, exist_ok=True)
+    (paths.state_root() / "config.yaml").write_text("handoff:\n  stale_after_hours: 10000\n")
+    write_handoff(
+        project, "# Handoff\n- Next: rename the billing tables (MARKER-MOVED).\n", 12 * 86_400
+    )
+    assert "MARKER-MOVED" in brief(project, session=LONG_SID)  # the next session gets it
+    transcript = install_transcript("tiers_long", project)  # and edits 5+ files
+    stop = run_hook("Stop", payload("Stop", "tiers_long", project, transcript))
+    assert stop.returncode == 0
+    later = prompt_context(project, "where were we?", "s-after")
+    assert "MARKER-MOVED" not in later
+    assert "older than later work in this working tree" in later and "not loaded" in later
+    assert "MARKER-MOVED" not in brief(project, "resume", session="s-other")
+    # A new handoff is a new one.
+    write_handoff(project, "# Handoff\n- Next: the exporter (MARKER-NEW).\n", age_s=-5)
+    assert "MARKER-NEW" in prompt_context(project, "where were we?", "s-after-2")
+
+
+def test_a_short_later_session_leaves_the_handoff_as_it_is(project: Path) -> None:
+    paths.state_root().mkdir(parents=True, exist_ok=True)
+    (paths.state_root() / "config.yaml").write_text("handoff:\n  stale_after_hours: 10000\n")
+    write_handoff(
+        project, "# Handoff\n- Next: rename the billing tables (MARKER-KEPT).\n", 12 * 86_400
+    )
+    transcript = install_transcript("tiers_small", project)
+    assert run_hook("Stop", payload("Stop", "tiers_small", project, transcript)).returncode == 0
+    assert "MARKER-KEPT" in prompt_context(project, "where were we?", "s-after")
+
+
 # --- 2. worktrees ---------------------------------------------------------------------------------
 @pytest.fixture
 def worktree(tmp_path: Path) -> tuple[Path, Path]:

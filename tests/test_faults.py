@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_tool.base import paths
+from memory_tool.base.log import SET_ASIDE_KEEP, set_aside_copies
 from memory_tool.runtime import dispatch
 from memory_tool.runtime.background import background_refresh
 from memory_tool.runtime.settings import HOOK_EVENTS, hook_command
@@ -924,15 +925,90 @@ def test_damage_inside_the_index_is_set_aside_and_rebuilt(world: World) -> None:
     with open_index() as idx:
         assert idx.count() > 0
 
+    # The prompt that meets the damage sets the index aside and still gets its recall.
     payload["session_id"] = "dmg-2"
-    check_output(
-        run_in_process("UserPromptSubmit", json.dumps(payload).encode()), "UserPromptSubmit"
-    )
-    assert "sqlite3.DatabaseError" in log_text()
+    assert "ZAUTHQ" in run_in_process("UserPromptSubmit", json.dumps(payload).encode())
+    assert "could not be read" in log_text() and "Traceback" not in log_text()
     background_refresh()  # what the next session start launches
 
     payload["session_id"] = "dmg-3"
     assert "ZAUTHQ" in run_in_process("UserPromptSubmit", json.dumps(payload).encode())
+
+
+def garble_index(seed: int) -> None:
+    """8 KB of garbage at offset 8192 (pages 3 and 4), as a bad sector or a stray write leaves
+    it: the file still opens, and SQLite says so only when a query reaches those pages."""
+    import random
+
+    with open_index() as idx:
+        idx.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db = paths.index_file()
+    assert db.stat().st_size > 16_384
+    with open(db, "r+b") as fh:
+        fh.seek(8192)
+        fh.write(random.Random(seed).randbytes(8192))
+
+
+def prompt_text(world: World, session: str) -> str:
+    proc = run_installed("UserPromptSubmit", start_payload_for(world, session))
+    doc = check_output(proc.stdout, "UserPromptSubmit")
+    assert doc is not None, log_text()
+    text: str = doc["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_a_damaged_index_costs_no_prompt_its_recall_and_logs_one_line(world: World) -> None:
+    background_refresh()  # the index as a real install has it, built in full
+    assert "ZAUTHQ" in prompt_text(world, "before")
+    garble_index(23)
+    # No detached rebuild here (MEMORY_TOOL_NO_BACKGROUND): each prompt reads the files.
+    for n in range(3):
+        assert "ZAUTHQ" in prompt_text(world, f"after-{n}")  # room recall (L3), every time
+    lines = log_text().splitlines()
+    assert len(lines) == 1, lines
+    assert "index.db could not be read (" in lines[0] and "moved to" in lines[0]
+    assert len(set_aside_copies(paths.index_file())) == 1
+
+    # The Scribe at the session's end, on an index damaged again: one more line, no traceback.
+    background_refresh()
+    garble_index(24)
+    end = {**start_payload_for(world, "9c1d2e3f-0000-4000-8000-000000000001"), "reason": "exit"}
+    assert run_installed("SessionEnd", end).returncode == 0
+    lines = log_text().splitlines()
+    assert len(lines) == 2 and "could not be read" in lines[1], lines
+    assert list((paths.state_root() / "cold").rglob("*.md"))  # the summary was written
+
+
+def test_a_damaged_index_is_rebuilt_while_the_prompt_waits(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_tool.base.fsutil import file_lock
+
+    background_refresh()
+    garble_index(23)
+    monkeypatch.delenv("MEMORY_TOOL_NO_BACKGROUND")
+    try:
+        started = time.monotonic()
+        assert "ZAUTHQ" in prompt_text(world, "wait-1")
+        assert time.monotonic() - started < 10  # UserPromptSubmit's timeout
+        with open_index() as idx:  # the detached rebuild finished within CATCH_UP_S
+            assert idx.meta("last_full_refresh") and not idx.rebuilding()
+            assert any("ZAUTHQ" in e.body for e in idx.memories())
+    finally:
+        with file_lock(paths.state_root() / ".refresh.lock"):  # no process left behind
+            pass
+    assert "ZAUTHQ" in prompt_text(world, "wait-2")
+    assert len(log_text().splitlines()) == 1
+
+
+def test_set_aside_copies_are_capped(world: World) -> None:
+    for n in range(6):
+        garble_index(n)
+        assert "ZAUTHQ" in prompt_text(world, f"cap-{n}")
+        background_refresh()
+    copies = set_aside_copies(paths.index_file())
+    assert len(copies) == SET_ASIDE_KEEP == 3
+    assert "older copies deleted" in log_text().splitlines()[-1]
 
 
 def test_a_garbled_index_row_is_treated_as_damage(world: World) -> None:

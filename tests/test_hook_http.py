@@ -303,3 +303,52 @@ def test_a_retiring_server_hands_its_sessions_and_port_to_a_successor(
     finally:
         if first.poll() is None:
             first.kill()
+
+
+def test_an_upgrade_is_noticed_between_calls_not_while_a_hook_waits(tmp_path: Path) -> None:
+    srv = server.Server(str(tmp_path), str(tmp_path / "s.sock"))
+    srv.bind()
+    try:
+        assert srv.sock is not None
+        srv.stamp = ()  # as if the package on disk had changed
+        srv.stamp_checked = 0.0
+        with socket.socket(socket.AF_UNIX) as waiting:
+            waiting.connect(srv.path)  # a hook waits to be answered
+            assert not srv._upgraded([srv.sock])
+        accepted, _ = srv.sock.accept()
+        accepted.close()
+        assert srv._upgraded([srv.sock])
+        srv.stamp_checked = time.monotonic()
+        assert not srv._upgraded([srv.sock])  # at most every CODE_CHECK_S
+    finally:
+        srv.close()
+
+
+OTHER_PYTHON = "/usr/bin/python3"  # one `nobody` may run (a venv under /root is not)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "getuid") or os.getuid() != 0 or not os.access(OTHER_PYTHON, os.X_OK),
+    reason="needs root to run a process as another user, and a system python3",
+)
+def test_another_local_user_cannot_read_the_secret_and_gets_403(
+    project: Path, http_server: int
+) -> None:
+    """Run as `nobody`: settings.json (0600) cannot be read, and a request without the secret
+    is refused with nothing in the answer."""
+    probe = (
+        "import http.client, json, sys\n"
+        "try:\n"
+        f"    open({str(paths.settings_file())!r}).read(); print('READ')\n"
+        "except OSError:\n"
+        "    print('DENIED')\n"
+        f"c = http.client.HTTPConnection('127.0.0.1', {http_server}, timeout=10)\n"
+        f"c.request('POST', '/hook/UserPromptSubmit', body={json.dumps(payload(project, 'x'))!r})\n"
+        "r = c.getresponse(); print(r.status, r.read().decode())\n"
+    )
+    os.chmod(paths.settings_file(), 0o600)
+    proc = subprocess.run(
+        [OTHER_PYTHON, "-S", "-c", probe], user="nobody", capture_output=True, text=True,
+        cwd="/", timeout=60,
+    )  # fmt: skip
+    assert proc.stdout.split("\n")[:2] == ["DENIED", "403 {}"], proc.stdout + proc.stderr

@@ -241,3 +241,41 @@ def test_a_candidate_can_be_edited_then_accepted_in_the_place_a_person_picks(
     assert "15 minutes" in Path(kept.path).read_text() and secret not in Path(kept.path).read_text()
     assert Path(wiki.path).parent == state / "wiki"
     assert inbox.list_candidates() == []
+
+
+def test_a_gotcha_accepted_in_one_project_is_another_projects_gotcha_elsewhere(
+    tmp_path: Path, state: Path
+) -> None:
+    """Accepted in `pipeline`, the gotcha's wiki page says `project: pipeline's key`: in
+    `shop` it is recalled under "From other projects", never as shop's own."""
+    from memory_tool.base.event import HookEvent
+    from memory_tool.recall.deep import OTHER_PROJECTS_HEADING
+    from memory_tool.runtime.prompt_submit import prompt_context
+    from memory_tool.store.index import open_index
+
+    pipeline, shop = tmp_path / "src" / "pipeline", tmp_path / "src" / "shop"
+    for repo in (pipeline, shop):
+        (repo / ".git").mkdir(parents=True)
+    (gotcha_id,) = inbox.write_candidates(
+        [("gotcha", "The Kafka consumer drops offsets when rebalancing under load.")],
+        session="s1", project=paths.project_key(pipeline), cwd=str(pipeline), day="2026-11-29",
+    )  # fmt: skip
+    with open_index() as idx:
+        page = inbox.accept(idx, gotcha_id)
+        idx.refresh()
+    assert Path(page.path).parent == state / "wiki"
+    meta = yaml.safe_load(Path(page.path).read_text().split("---")[1])
+    assert meta["project"] == paths.project_key(pipeline)
+
+    def l4(cwd: Path, session: str) -> str:
+        event = HookEvent(
+            "UserPromptSubmit", session_id=session, cwd=str(cwd),
+            prompt="What did we find out last time about the kafka consumer offsets?",
+        )  # fmt: skip
+        return prompt_context(event)[0]
+
+    theirs = l4(shop, "shop-1")
+    assert page.id in theirs
+    assert theirs.index(OTHER_PROJECTS_HEADING) < theirs.index(page.id)
+    ours = l4(pipeline, "pipeline-1")
+    assert page.id in ours and OTHER_PROJECTS_HEADING not in ours

@@ -196,6 +196,13 @@ def test_show_prints_the_chain_with_dates(palace: Path) -> None:
     assert f"newer: {b} (live, from {TODAY})" in old.output
     new = runner.invoke(main, ["show", b])
     assert f"older: {a} (superseded, to {TODAY})" in new.output
+    listed = runner.invoke(main, ["list", "--type", "project"]).output.splitlines()
+    assert next(x for x in listed if x.startswith(a)).endswith("(superseded)")
+    assert not next(x for x in listed if x.startswith(b)).endswith(")")
+    rows = json.loads(runner.invoke(main, ["list", "--json"]).output)
+    assert {r["id"]: r["status"] for r in rows if r["id"] in (a, b)} == {
+        a: "superseded", b: "live"
+    }  # fmt: skip
 
 
 def test_doctor_names_broken_chains(palace: Path) -> None:
@@ -234,6 +241,9 @@ def test_forget_and_undo_from_the_command_line(palace: Path) -> None:
     gone = _add(palace, "Use requests for HTTP calls in the fraud-check service.", type_="feedback")
     runner = CliRunner()
     assert "requests" in _brief(palace)
+    with open_index() as idx:
+        index_file = Path(idx.get(gone).path).parent / "MEMORY.md"
+    line = next(x for x in index_file.read_text().splitlines() if "requests" in x)
     result = runner.invoke(main, ["forget", gone])
     assert result.exit_code == 0, result.output
     assert f"{gone} forgotten" in result.output and f"forget --undo {gone}" in result.output
@@ -254,7 +264,7 @@ def test_forget_and_undo_from_the_command_line(palace: Path) -> None:
     back = runner.invoke(main, ["forget", "--undo", gone])
     assert back.exit_code == 0 and "is back" in back.output
     assert "forgotten" not in _front(path)
-    assert path.name in (path.parent / "MEMORY.md").read_text()
+    assert line in index_file.read_text().splitlines()  # the very line it had
     assert "requests" in _brief(palace)
     again = runner.invoke(main, ["forget", "--undo", gone])
     assert again.exit_code == 1 and "not forgotten" in again.output

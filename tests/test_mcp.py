@@ -277,6 +277,16 @@ def test_add_saves_redacted_without_private_parts_once(mcp: Client) -> None:
     assert m.group(1) in ids_of(mcp.ok("search", {"query": "billing webhooks retry"}))
 
 
+def test_add_ties_a_memory_to_files(mcp: Client) -> None:
+    saved = mcp.ok(
+        "add",
+        {"text": "Migrations run with --lock in CI.", "type": "feedback",
+         "paths": ["db/migrations/*.py", " "]},
+    )  # fmt: skip
+    path = Path(saved.splitlines()[0].split(" -> ")[1])
+    assert "db/migrations/*.py" in path.read_text(encoding="utf-8")
+
+
 def test_forget_retires_a_memory_search_still_finds_it_and_undo_brings_it_back(
     mcp: Client,
 ) -> None:

@@ -398,3 +398,61 @@ def test_the_result_line_does_not_keep_the_tags_of_a_lesson() -> None:
     items = scribe.summary_items(full)
     assert ("", "Result: We use RS256 for JWT signing. Tokens rotate hourly.") in items
     assert ("Decisions", "We use RS256 for JWT signing.") in items
+
+
+def _chat(project: Path, sid: str, asks: list[str]) -> Path:
+    """A session that only talked: each prompt answered, no tool call, nothing tagged."""
+    from memory_tool.base import paths
+
+    folder = paths.projects_dir() / paths.sanitize_path(str(project))
+    folder.mkdir(parents=True, exist_ok=True)
+    transcript = folder / f"{sid}.jsonl"
+    base = {"sessionId": sid, "cwd": str(project), "timestamp": "2026-11-30T09:00:00.000Z"}
+    lines = []
+    for n, ask in enumerate(asks):
+        lines += [
+            {**base, "type": "user", "uuid": f"u{n}", "message": {"role": "user", "content": ask}},
+            {**base, "type": "assistant", "uuid": f"a{n}", "message": {
+                "role": "assistant", "content": [{"type": "text", "text": f"Answer {n}."}]}},
+        ]  # fmt: skip
+    transcript.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return transcript
+
+
+IDLE_SID = "6c2d3e4f-0000-4000-8000-0000000idle"
+
+
+def test_a_session_of_a_question_or_two_gets_no_cold_summary(project: Path, state: Path) -> None:
+    asks = ["What does the retry decorator in the billing client do?", "And its backoff?"]
+    transcript = _chat(project, IDLE_SID, asks)
+    end = {"session_id": IDLE_SID, "transcript_path": str(transcript), "cwd": str(project),
+           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}  # fmt: skip
+    assert run_hook("SessionEnd", end).returncode == 0
+    state_now = load_state(IDLE_SID)
+    assert state_now is not None and state_now["prompt_count"] == 2  # the session was read
+    assert not list((state / "cold").rglob("*.md"))
+    # A third prompt makes it a conversation worth a summary.
+    transcript = _chat(project, IDLE_SID, [*asks, "Write that down as a note for the team."])
+    assert run_hook("SessionEnd", end).returncode == 0
+    assert len(list((state / "cold").rglob("*.md"))) == 1
+
+
+def test_an_idle_sessions_summary_is_never_the_latest_earlier_session(
+    project: Path, state: Path
+) -> None:
+    """Summaries written before the Scribe skipped idle sessions: resume and "where were we"
+    look past them to the last session that did something."""
+    from memory_tool.base import paths
+    from memory_tool.tiers import inject
+
+    worked = _summarise(project)
+    idle = digest.new_state(IDLE_SID, str(project), "")
+    idle.update(first_task="What does the retry decorator do?", prompt_count=1,
+                final="It retries.", text_chars=60)  # fmt: skip
+    with open_index() as idx:
+        idle_path = Path(scribe.write_cold(idx, idle).path)
+        os.utime(idle_path, (worked.stat().st_mtime + 60,) * 2)  # written last
+        idx.refresh(project)
+        latest = inject.latest_cold(idx, paths.project_key(project))
+    assert "0 tool calls" in idle_path.read_text(encoding="utf-8")
+    assert latest is not None and latest.path == str(worked)

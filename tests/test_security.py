@@ -223,6 +223,8 @@ def test_prompts_replayed_from_hot_memory_stay_fenced(project: Path, tmp_path: P
         brief = injected("SessionStart", {**base, "source": source})
         assert brief is not None and "login bug" in brief.lower()
         assert_fenced(brief)
+        # A prompt sends it; the compaction after it drops it, so it comes once more.
+        injected("UserPromptSubmit", {**base, "prompt": "go on"})
 
 
 @settings(max_examples=60, deadline=None, database=None)

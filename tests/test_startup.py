@@ -152,3 +152,12 @@ def test_a_prompt_answered_by_the_server_imports_only_the_start_up(
     ours = {"memory_tool", "memory_tool.runtime", "memory_tool.runtime.claim"}
     ours |= {"memory_tool.runtime.client", "_socket"}
     assert imported <= ours, imported - ours
+    # SessionStart, the command hook that stays a command with HTTP hooks, likewise: the brief
+    # comes from the server (issue 24: a thin client, no package imports beyond the client's).
+    proc = run_start_up(
+        "SessionStart", start_payload(seeded), {"CLAUDE_PID": "32"}, "-X", "importtime"
+    )
+    assert b"<memory-context>" in proc.stdout
+    assert int(server.ping().split()[1].removeprefix("calls=")) == after + 1  # type: ignore[union-attr]
+    imported = import_names(proc.stderr) - import_names(base.stderr)
+    assert imported <= ours, imported - ours

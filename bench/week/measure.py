@@ -41,6 +41,13 @@ CLIENT_LINE_RE = re.compile(
     r"^(?:\?\?|[MADRCU]{1,2}) (?=\S*(?:/|\.\w))[\w./-]+$"
     r"|^x-anthropic-billing-header:|^Today's date is "
 )
+# A statement about the user rewritten halfway: "The user is Dana, I work on ...".
+MIXED_PERSON_RE = re.compile(
+    r"^\W*the user (?:is|prefers|likes)\b.*\b(?:I|I'm|my)\b", re.IGNORECASE
+)
+# A memory as memory-tool lists it: "- [f-0c5758] Use httpx instead of requests ...".
+ENTRY_RE = re.compile(r"^[-*] \[[a-z]+-[0-9a-f]{4,}\] (.*)$")
+LINK_RE = re.compile(r"\[[^\]]*\]\([^)]*\)")
 # Excerpts in the report are cut to this many characters.
 EXCERPT_CHARS = 220
 
@@ -70,7 +77,9 @@ def fact_regex(fact: Mapping[str, Any]) -> re.Pattern[str]:
 
 
 def hits(lines: Iterable[str], rx: re.Pattern[str]) -> list[str]:
-    return [ln for ln in lines if rx.search(ln)]
+    """The lines that state a fact. A Markdown link (`[slug](file.md)`, an index line's pointer)
+    is not the fact: a slug made of the fact's first words would otherwise count as a copy."""
+    return [ln for ln in lines if rx.search(LINK_RE.sub("", ln))]
 
 
 def excerpt(line: str) -> str:
@@ -95,6 +104,8 @@ def mangled_reasons(text: str) -> list[str]:
         reasons.append("raw tag")
     if TRAILING_JUNK_RE.search(first.strip()):
         reasons.append("trailing word")
+    if MIXED_PERSON_RE.search(first):
+        reasons.append("mixed person")
     return reasons
 
 
@@ -152,10 +163,14 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
             # Stale only once the newer fact was said: before that the old one is current.
             if stale_lines and run["order"] > record["planted_at"].get(fact["superseded_by"], 1e9):
                 stale.append({"session": label, "fact": fid, "line": excerpt(stale_lines[0])})
-            for ln in found:
-                why = mangled_reasons(ln.lstrip("-*• ").split("] ", 1)[-1])
+        # Every memory entry given (`- [id] text`), and every line that carries a fact.
+        fact_lines = {ln for f in facts.values() for ln in hits(ctx, fact_regex(f))}
+        for ln in ctx:
+            entry = ENTRY_RE.match(ln)
+            if entry or ln in fact_lines:
+                why = mangled_reasons(entry.group(1) if entry else ln.lstrip("-*• "))
                 if why:
-                    mangled_ctx.append({"session": label, "fact": fid, "why": why, "line": ln})
+                    mangled_ctx.append({"session": label, "why": why, "line": excerpt(ln)})
         for rx in noise_rx:
             found = hits(ctx, rx)
             if found:
@@ -227,6 +242,9 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
             ),
         },
         "warnings": record.get("warnings", []),
+        "hook_errors": [
+            {"run": r["label"], "line": e} for r in record["runs"] for e in r.get("hook_errors", [])
+        ],
     }
 
 
@@ -329,8 +347,11 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"| requests with a superseded (stale) fact | {r['stale']['requests']} |",
         f"| requests with another project's fact | {r['cross_project']['requests']} |",
         f"| requests with noise-session text | {r['noise']['requests']} |",
-        f"| mangled fact lines in requests | {len(r['mangled_in_context'])} |",
+        f"| requests with a mangled memory line | "
+        f"{len({m['session'] for m in r['mangled_in_context']})} |",
         f"| secret or <private> text leaked | {len(r['leaks'])} |",
+        f"| hook errors in the client's log (the hook's work did not happen) | "
+        f"{len(r.get('hook_errors', []))} |",
         f"| facts kept where sessions load them / inbox only / of | {r['captured']['live']} / "
         f"{r['captured']['inbox_only']} / {len(r['captured']['per_fact'])} |",
         f"| memory files that are mangled / hold two facts / duplicate a fact | "

@@ -46,6 +46,7 @@ from claude_sandbox import (  # noqa: E402
     injected_by,
     memory_tool,
     project_key,
+    server_env,
 )
 from fake_api import FakeAnthropicAPI, RecordedRequest  # noqa: E402
 
@@ -67,6 +68,12 @@ USER_ENV: dict[str, str | None] = {
 }
 HOOK_MS_RE = re.compile(r"Hooks: (\w+)(?::\w+)? \[(.*?)\] finished with status \d+ \((\d+)ms\)")
 SESSION_END_RE = re.compile(r"SessionEnd:\w+ \[(.*?)\] completed with status")
+# An HTTP hook has no "finished ... (Nms)" line: from the POST to its answer.
+HTTP_POST_RE = re.compile(
+    r"Hooks: HTTP hook POST to http://(?:127\.0\.0\.1|localhost):\d+/hook/(\w+)"
+)
+HTTP_DONE_RE = re.compile(r'"Hook (\w+) \(\w+\) (?:success|error)')
+HOOK_ERROR_RE = re.compile(r"Hook \w+(?::\w+)? \(\w+\) error")
 DEBUG_TS_RE = re.compile(r"^(\d{4}-\d\d-\d\dT[\d:.]+)Z ")
 
 
@@ -196,7 +203,9 @@ class Week:
         debug.parent.mkdir(parents=True, exist_ok=True)
         args = ["--debug-file", str(debug)]
         args += ["--resume", session_id] if resume else ["--session-id", session_id]
-        env = {**USER_ENV, **self.clock_env(day, slot)}
+        # The sandbox's own hook-server port, as `install` wrote it into the HTTP hooks (the
+        # default port would reach another sandbox's server, or none).
+        env = {**USER_ENV, **server_env(self.box), **self.clock_env(day, slot)}
         t = time.perf_counter()
         try:
             res = self.box.run_claude(
@@ -234,6 +243,7 @@ class Week:
             "first_request": _request_text(main[0]) if main else "",
             "injected": _injected(main[0]) if main else "",
             "hook_ms": hook_times(debug),
+            "hook_errors": hook_errors(debug),
         }
         if fact:
             rec["fact"] = fact
@@ -435,23 +445,47 @@ def _is_server(pid: int) -> bool:
         return True  # gone
 
 
+def hook_errors(debug: Path) -> list[str]:
+    """The client's own reports of a hook of ours that failed (an HTTP hook nobody answered,
+    a command that exited non-zero): the hook's work did not happen."""
+    try:
+        lines = debug.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [ln[:300] for ln in lines if "[ERROR]" in ln and HOOK_ERROR_RE.search(ln)]
+
+
+def _ours(handler: str) -> bool:
+    """A hook memory-tool installed: its command hook, or an HTTP hook to its local server."""
+    return "memory_tool" in handler or "://127.0.0.1" in handler or "://localhost" in handler
+
+
 def hook_times(debug: Path) -> dict[str, list[int]]:
     """memory-tool's hook durations in one run, from the client's debug log. SessionEnd's
-    finish line carries no duration: from the line before it (an upper bound)."""
+    finish line carries no duration: from the line before it (an upper bound); an HTTP hook's
+    from its POST line to its answer line."""
     out: dict[str, list[int]] = {}
     try:
         lines = debug.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return out
     prev_ts: dt.datetime | None = None
+    posted: dict[str, dt.datetime] = {}  # HTTP hooks: event -> when the client sent it
     for line in lines:
         m = DEBUG_TS_RE.match(line)
         ts = dt.datetime.fromisoformat(m.group(1)) if m else None
         h = HOOK_MS_RE.search(line)
-        if h and "memory_tool" in h.group(2):
+        if h and _ours(h.group(2)):
             out.setdefault(h.group(1), []).append(int(h.group(3)))
+        post = HTTP_POST_RE.search(line)
+        if post and ts:
+            posted[post.group(1)] = ts
+        done = HTTP_DONE_RE.search(line)
+        if done and ts and done.group(1) in posted:
+            sent = posted.pop(done.group(1))
+            out.setdefault(done.group(1), []).append(int((ts - sent).total_seconds() * 1000))
         e = SESSION_END_RE.search(line)
-        if e and "memory_tool" in e.group(1) and ts and prev_ts:
+        if e and _ours(e.group(1)) and ts and prev_ts:
             out.setdefault("SessionEnd", []).append(int((ts - prev_ts).total_seconds() * 1000))
         if ts:
             prev_ts = ts

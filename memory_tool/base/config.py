@@ -28,6 +28,17 @@ L2_BUDGET_TOKENS = 500
 L3_BUDGET_TOKENS = 1500
 # L4: ids and summaries of a deep search; 3K is mid-range of the design's 2-5K.
 L4_BUDGET_TOKENS = 3000
+# Tool-level recall (PostToolUse, PostToolUseFailure: the memories of a file Claude touched, of a
+# failed command's error). One event: a tied memory in full or three to four lines, small beside
+# the file or output it comes with. One session: 3K, what two prompts' room recall cost; a
+# session of 200 tool calls pays for its first few new files and errors, then nothing more.
+TOOL_EVENT_BUDGET_TOKENS = 300
+TOOL_SESSION_BUDGET_TOKENS = 3000
+# A subagent's spawn brief (SubagentStart): the parent's task, decisions and blockers, the
+# critical rules, recall on the subagent's own task, cold/wiki when the task is about history.
+# 1.2K: about L2 plus most of an L3, for a context that starts nearly empty and a task narrower
+# than a session's.
+SPAWN_BUDGET_TOKENS = 1200
 # Always-load entries across L1+L2: above 10-15 items models lose the ones in the middle
 # (Liu et al. 2023, "Lost in the Middle"); the Boeing memory-items rule caps at ~10-15.
 ALWAYS_LOAD_MAX = 15
@@ -71,11 +82,14 @@ DEFAULTS: dict[str, Any] = {
         "l2_tokens": L2_BUDGET_TOKENS,
         "l3_tokens": L3_BUDGET_TOKENS,
         "l4_tokens": L4_BUDGET_TOKENS,
+        "tool_event_tokens": TOOL_EVENT_BUDGET_TOKENS,
+        "tool_session_tokens": TOOL_SESSION_BUDGET_TOKENS,
+        "spawn_tokens": SPAWN_BUDGET_TOKENS,
     },
     "always_load_max": ALWAYS_LOAD_MAX,
     "decay": DEFAULT_DECAY,
     "stale_days": DEFAULT_STALE_DAYS,
-    "recall": {"enabled": True, "deep_search_enabled": True},
+    "recall": {"enabled": True, "deep_search_enabled": True, "tool_recall_enabled": True},
     "handoff": {
         "mode": "block",
         "min_file_edits": 5,
@@ -158,7 +172,7 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
     "always_load_max": _whole(0),
     "decay": {t: _number(0) for t in _TYPES},
     "stale_days": {t: _DAYS_OR_NEVER for t in _TYPES},
-    "recall": {"enabled": _SWITCH, "deep_search_enabled": _SWITCH},
+    "recall": {"enabled": _SWITCH, "deep_search_enabled": _SWITCH, "tool_recall_enabled": _SWITCH},
     "handoff": {
         "mode": (_handoff_mode, "one of " + ", ".join(HANDOFF_MODES)),
         "min_file_edits": _whole(0),

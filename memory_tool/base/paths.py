@@ -58,6 +58,22 @@ def index_file() -> Path:
     return state_root() / "index.db"
 
 
+def install_record() -> Path:
+    """What `memory-tool install` put in place (hooks, files, the command the agent runs)."""
+    return state_root() / "install.json"
+
+
+# What the brief tells Claude to run through its shell (`memory-tool search QUERY`).
+AGENT_COMMAND = "memory-tool"
+
+
+def agent_command() -> str:
+    """How the agent runs memory-tool here: ``AGENT_COMMAND`` when `install` found or put it on
+    PATH, else the absolute path it recorded (runtime.command)."""
+    recorded = _setting(install_record(), "agent_command")
+    return recorded if isinstance(recorded, str) and recorded else AGENT_COMMAND
+
+
 def log_file() -> Path:
     return state_root() / "logs" / "hooks.log"
 

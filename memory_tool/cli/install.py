@@ -90,6 +90,11 @@ def install(
             click.echo(f"  installed {target}")
     for target in plan.skipped:
         click.echo(f"  kept your {target} (not overwritten)")
+    if plan.agent is not None:
+        # The brief tells Claude to run this command through its shell.
+        click.echo(f"  Claude runs memory-tool as: {plan.agent.command}")
+        if plan.agent.note:
+            click.echo(f"  {plan.agent.note}")
     if with_mcp:
         reg = register.register()
         state = "registered" if reg.changed else "already registered"

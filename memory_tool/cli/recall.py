@@ -103,6 +103,11 @@ def _hit_json(h: Hit) -> dict[str, Any]:
     is_flag=True,
     help="Words only: no semantic similarity, even where `memory-tool index` stored vectors.",
 )
+@click.option(
+    "--now",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help='The day time words count from ("last week", "on Friday"); default today.',
+)
 @json_option
 @domain_errors
 def search_cmd(
@@ -114,6 +119,7 @@ def search_cmd(
     queries_file: Any,
     no_sessions: bool,
     lexical: bool,
+    now: Any,
     as_json: bool,
 ) -> None:
     """Depth 1: ids of the best matches, one line each (about 10 tokens a hit).
@@ -134,6 +140,7 @@ def search_cmd(
                 project=project,
                 sessions=not no_sessions,
                 lexical=lexical,
+                now=now.date() if now else None,
             )
 
         if queries_file is not None:

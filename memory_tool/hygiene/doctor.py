@@ -14,6 +14,7 @@ from .always_load import always_load_findings
 from .chains import chain_findings
 from .drift import link_findings
 from .duplicates import duplicate_findings, duplicate_findings_for
+from .files import folder_findings
 from .fix import mark_fixable
 from .memory_index import IndexFolder
 from .report import Finding, Report, sorted_findings
@@ -44,6 +45,7 @@ def diagnose(
     folders = [IndexFolder(f.path, True) for f in claude]
     folders += [IndexFolder(f.path, False) for f in tree.palace_folders()]
     findings = base_findings(entries, roots, folders, day, cfg)
+    findings += folder_findings(tree.all_folders())
     mark_fixable(findings)
     findings += link_findings(entries, entries)
     findings += chain_findings(idx)

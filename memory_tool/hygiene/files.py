@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..store.entry import IMPORTANCE_MAX, IMPORTANCE_MIN, Entry, is_text
+from ..store import tree
+from ..store.entry import IMPORTANCE_MAX, IMPORTANCE_MIN, NOT_TEXT, TOO_LARGE, Entry, is_text
 from .age import inferred_from
 from .report import NOTE, PROBLEM, Finding
 
@@ -58,15 +59,36 @@ def invalid_value_message(e: Entry, key: str, value: str) -> str:
     return f"importance: {value} is not a whole number: write one {span}"
 
 
+def _check_of(error: str) -> str:
+    if error.startswith(NOT_TEXT):
+        return "not_text"
+    if error.startswith(TOO_LARGE):
+        return "too_large"
+    return "frontmatter" if error.startswith("broken frontmatter") else "file"
+
+
+def folder_findings(folders: Sequence[tree.Folder]) -> list[Finding]:
+    """Folders of the memory tree that cannot be listed: their memories are silently missing
+    from every layer and search otherwise."""
+    return [
+        Finding(
+            "folder",
+            PROBLEM,
+            f"unreadable folder: {why}: the memories in it are never injected or searched; make "
+            "it readable (chmod u+rx)",
+            path=path,
+        )
+        for path, why in tree.unreadable_folders(folders)
+    ]
+
+
 def file_findings(entries: Sequence[Entry]) -> list[Finding]:
     out = []
     for e in entries:
         if e.source == "context" and is_text(e):
             continue  # the project's own document, not a memory file: only garbage is news
         if e.error:
-            check = "frontmatter" if e.error.startswith("broken frontmatter") else "file"
-            check = check if is_text(e) else "not_text"
-            out.append(Finding(check, PROBLEM, e.error, e.id, e.path))
+            out.append(Finding(_check_of(e.error), PROBLEM, e.error, e.id, e.path))
         elif e.source == "claude" and isinstance(e.extra.get("missing"), list):
             missing = [str(m) for m in e.extra["missing"]]
             msg = missing_fields_message(e, missing)

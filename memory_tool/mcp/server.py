@@ -33,6 +33,7 @@ from ..base.config import load_config
 from ..base.errors import MemoryToolError
 from ..base.log import log_error
 from ..recall import depth
+from ..store.globs import read_globs
 from ..store.index import Index, open_index
 from ..store.palace import add_memory, resolve_type
 from ..tiers.context import context_heading, situation_context
@@ -193,8 +194,9 @@ def search(
 ) -> str:
     """Depth 1: ids of the memories that best match a query, one line each (id and room, about
     10 tokens a hit). Searches every memory, room, wiki page, cold summary and past session, by
-    words (and by meaning where semantic vectors are stored). Next: peek at the promising ids;
-    do not get them all."""
+    words (and by meaning where semantic vectors are stored); time words ("last week", "on
+    Friday", "the first time", "latest") rank what falls in that time first. Next: peek at the
+    promising ids; do not get them all."""
     if not query.strip():
         raise MemoryToolError("give a query: words or a question.")
     with _index() as idx:
@@ -275,6 +277,13 @@ def add(
         bool,
         Field(description="Save it even though it nearly repeats a memory (the error names it)."),
     ] = False,
+    paths: Annotated[
+        list[str] | None,
+        Field(
+            description="Files it is about, as globs relative to the working tree (e.g. "
+            "db/migrations/*.py): it comes back when they are read or edited."
+        ),
+    ] = None,
 ) -> str:
     """Save a memory for future sessions, as the CLI's `memory-tool add` does: a Markdown file
     in this project's Claude Code memory folder (user, feedback, project, reference), a palace
@@ -283,6 +292,7 @@ def add(
     (why and how to apply), not a log of this session."""
     type_ = resolve_type(type, room=room, tier=tier, global_=all_projects)
     created: list[bool] = []
+    tied = read_globs(paths or [])
     with _index() as idx:
         entry = add_memory(
             idx,
@@ -298,6 +308,7 @@ def add(
             created=created,
             force=force,
             global_=all_projects,
+            extra={"paths": tied} if tied else None,
         )
     if created[0]:
         return answer(f"saved {entry.id} -> {entry.path}\n")

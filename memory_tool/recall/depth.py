@@ -5,6 +5,7 @@ and render alike; each front end adds its own framing (a footer, a budget).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Iterable
 
@@ -59,9 +60,11 @@ def find(
     project: str | None = None,
     sessions: bool = True,
     lexical: bool = False,
+    now: dt.date | None = None,
 ) -> list[Hit]:
     """Depth 1: the best matches for ``query``, by the one ranking (``store.search``); by
-    meaning too where vectors are stored, unless ``lexical``."""
+    meaning too where vectors are stored, unless ``lexical``. Time words in the query
+    ("last week", "the first time") count from ``now`` (default today)."""
     return search(
         idx,
         query,
@@ -71,6 +74,7 @@ def find(
         project=project_filter(project),
         sessions=sessions,
         semantic=not lexical and semantic_ready(idx),
+        now=now,
     )
 
 

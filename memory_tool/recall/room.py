@@ -101,6 +101,8 @@ def room_recall(
         home_project=home,
         candidate_factor=L3_CANDIDATE_FACTOR,
         live_only=True,
+        # A task's time words ("the login bug from yesterday") do not reorder a room's rules.
+        when=False,
     )
     matched = [h.entry for h in hits if h.entry.type != "user"]
     ids = {e.id for e in matched}

@@ -8,11 +8,11 @@ after a few days."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..base import paths
@@ -61,6 +61,18 @@ def last_room(state: dict[str, Any]) -> tuple[str, float] | None:
     return None
 
 
+def seen_key(session_id: str, agent_id: str = "") -> str:
+    """Whose context a hook adds to: the session's, or one subagent's (a subagent's hooks carry
+    the parent's session id and their own agent id; what either was given is not in the
+    other's context)."""
+    return f"{session_id}-agent-{agent_id}" if session_id and agent_id else session_id
+
+
+# Keys of a session's state that only ``remember_ids``/``reset_ids`` write (the rest, such as
+# the tool-recall spend, are kept as they are).
+_RECALL_KEYS = ("injected", "pending", "room", "room_at", "updated")
+
+
 def pending_ids(session_id: str | None, state: dict[str, Any] | None = None) -> set[str]:
     """What SessionStart gave since the session's last prompt. Claude Code (2.1.332) sends a
     SessionStart context with the next prompt; a compaction that comes first (``claude -p
@@ -85,46 +97,80 @@ def remember_ids(
     if not path:
         return
     state = session_state(session_id)
-    held = pending_ids(session_id, state)
-    if not ids and room is UNCHANGED and (pending or not held):
+    if not ids and room is UNCHANGED and (pending or not pending_ids(session_id, state)):
         return
-    from ..base.fsutil import atomic_write_text
 
-    previous = last_room(state)
-    if not ids and room is None and previous is None and not held:
-        return  # a no-room prompt in a session with no room: nothing to write
-    when = int(now if now is not None else time.time())
-    data: dict[str, Any] = {"injected": sorted(seen_ids(session_id, state) | set(ids))}
-    if pending:
-        data["pending"] = sorted(held | set(ids))
-    if room is UNCHANGED:
-        if previous:
-            data["room"], data["room_at"] = previous
-    elif room:
-        data["room"], data["room_at"] = room, when
-    data["updated"] = when
-    # A read-only state folder costs the no-repeat memory, never the injection itself.
-    with contextlib.suppress(OSError):
-        atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
+    def change(state: dict[str, Any]) -> bool:
+        held = pending_ids(session_id, state)
+        previous = last_room(state)
+        if not ids and room is None and previous is None and not held:
+            return False  # a no-room prompt in a session with no room: nothing to write
+        when = int(now if now is not None else time.time())
+        injected = sorted(seen_ids(session_id, state) | set(ids))
+        for key in _RECALL_KEYS:
+            state.pop(key, None)
+        state["injected"] = injected
+        if pending:
+            state["pending"] = sorted(held | set(ids))
+        if room is UNCHANGED:
+            if previous:
+                state["room"], state["room_at"] = previous
+        elif room:
+            state["room"], state["room_at"] = room, when
+        state["updated"] = when
+        return True
+
+    update_state(session_id, change)
+
+
+# The rooms tool-level recall gave (recall.touch.ROOMS_KEY): after compaction they may come again.
+_TOOL_ROOMS_KEY = "tool_rooms"
 
 
 def reset_ids(session_id: str | None, ids: list[str]) -> None:
     """The session's context was replaced (compaction): only what SessionStart gave since the
     last prompt (``pending_ids``, which compaction keeps) and ``ids`` are in it now. The room of
-    its last prompt is kept (a follow-up still continues it)."""
+    its last prompt is kept (a follow-up still continues it), and so is what the session spent
+    on tool-level recall (its budget is for the whole session)."""
+
+    def change(state: dict[str, Any]) -> bool:
+        kept = sorted(pending_ids(session_id, state) | set(ids))
+        state["injected"] = kept
+        state["pending"] = kept  # the compact SessionStart's context waits for the next prompt
+        state.pop(_TOOL_ROOMS_KEY, None)
+        state["updated"] = int(time.time())
+        return True
+
+    update_state(session_id, change)
+
+
+def update_state(
+    session_id: str | None, change: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """Read the session's state, let ``change`` edit it, write it back when it says so, all
+    under the session's lock: tool hooks of one turn run in parallel (Claude reads several files
+    at once) and must not each give the same memory. Returns the state."""
     path = _session_file(session_id) if session_id else None
     if not path:
-        return
-    from ..base.fsutil import atomic_write_text
+        state: dict[str, Any] = {}
+        change(state)
+        return state
+    from pathlib import Path
 
-    state = session_state(session_id)
-    data: dict[str, Any] = {k: v for k, v in state.items() if k in ("room", "room_at")}
-    kept = sorted(pending_ids(session_id, state) | set(ids))
-    data["injected"] = kept
-    data["pending"] = kept  # the compact SessionStart's context waits for the next prompt too
-    data["updated"] = int(time.time())
-    with contextlib.suppress(OSError):
-        atomic_write_text(paths.palace_dir("sessions") / os.path.basename(path), json.dumps(data))
+    from ..base.fsutil import atomic_write_text, file_lock
+
+    folder = paths.palace_dir("sessions")
+    name = os.path.basename(path)
+    # A read-only state folder costs the no-repeat memory, never the injection itself.
+    try:
+        with file_lock(Path(folder) / f"{name[:-5]}.lock"):
+            state = session_state(session_id)
+            if change(state):
+                atomic_write_text(folder / name, json.dumps(state))
+    except OSError:
+        state = session_state(session_id)
+        change(state)
+    return state
 
 
 def forget_old_sessions(now: float | None = None) -> int:
@@ -135,9 +181,10 @@ def forget_old_sessions(now: float | None = None) -> int:
     try:
         with os.scandir(folder) as it:
             for item in it:
-                if item.name.endswith(".json") and item.stat().st_mtime < limit:
+                old = item.name.endswith((".json", ".lock")) and item.stat().st_mtime < limit
+                if old:
                     os.unlink(item.path)
-                    removed += 1
+                    removed += item.name.endswith(".json")
     except OSError:
         pass
     return removed

@@ -12,7 +12,7 @@ from ..base.privacy import escape_fence
 from ..base.record import field, record
 from ..store.entry import Entry, one_line
 from ..store.index import Index
-from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank, rules
+from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank
 
 FENCE_OPEN = "<memory-context>\n"
 FENCE_CLOSE = "</memory-context>\n"
@@ -24,6 +24,8 @@ DEEPER = (
     "More on demand: `memory-tool search QUERY` lists matching ids, `memory-tool peek ID` shows "
     "summaries, `memory-tool get ID` the full text; fetch full text only for confirmed matches.\n"
 )
+# Only where `install` found no way to put `memory-tool` on PATH (paths.agent_command).
+COMMAND_PATH = "Here `memory-tool` is not on PATH: run it as `{command}` (same subcommands).\n"
 HANDOFF_RULE = (
     "Before a long session ends, a handoff goes in thoughts/HANDOFF.md "
     "(template: `memory-tool handoff`).\n"
@@ -138,7 +140,10 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
             units += [line(e) for e in rest]
         if n_omitted:
             units.append(unit(_more_line(n_omitted, "project facts", "L2")))
-        top = rules(picked)[:RECAP_MAX_RULES]
+        # Critical rules open and close the brief (models attend to the start and the end).
+        # Other rules are said once: a recap of them repeated lines a few lines up (a scripted
+        # week found every request carrying each such rule twice).
+        top = crit[:RECAP_MAX_RULES]
         if top:
             names = "; ".join(escape_fence(_label(e)) for e in top)
             end = "" if names.endswith("…") else "."
@@ -161,7 +166,11 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
     extra_units = extra or []
     empty = not (l1.picked or l1.omitted or l2.picked or l2.omitted or extra_units)
     head = [unit(FENCE_OPEN), unit(NOTHING_SAVED if empty else INTRO)]
-    tail = [unit(FENCE_CLOSE)] if empty else [unit(DEEPER), unit(HANDOFF_RULE), unit(FENCE_CLOSE)]
+    command = paths.agent_command()
+    where = [] if command == paths.AGENT_COMMAND else [COMMAND_PATH.format(command=command)]
+    tail = [unit(DEEPER), *map(unit, where), unit(HANDOFF_RULE), unit(FENCE_CLOSE)]
+    if empty:
+        tail = [unit(FENCE_CLOSE)]
     body = (
         l2_units[:crit_end]
         + l1.units
@@ -188,9 +197,10 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
 
 
 # --- subagents -----------------------------------------------------------------------------------
-# Subagents load no auto-memory, so a subagent works without the project's rules: it gets the
-# critical ones (and only those). A small share: a subagent's task is narrow and its context
-# starts small; 250 tokens hold three to five rules with their why.
+# A subagent starts with the project's MEMORY.md index but none of the brief: the critical rules
+# are the part of it no task may miss (the spawn brief, tiers/spawn.py, gives them first). A
+# small share: a subagent's task is narrow and its context starts small; 250 tokens hold three
+# to five rules with their why.
 SUBAGENT_BUDGET_TOKENS = 250
 SUBAGENT_MAX_CHARS = 1_500
 SUBAGENT_INTRO = (
@@ -199,14 +209,20 @@ SUBAGENT_INTRO = (
 )
 
 
+def critical_rules(index: Index, cwd: str | Path) -> list[Entry]:
+    """The critical rules (irreversible consequences) of the project at ``cwd``, best first,
+    as the files are now."""
+    cfg = load_config()
+    project = paths.project_key(cwd)
+    context = str(paths.context_file(cwd))
+    ranked = critical(dedupe(rank(l2_candidates(index, project, context), today(), cfg)))
+    return index.current(ranked) if ranked else []
+
+
 def build_subagent_brief(index: Index, cwd: str | Path) -> str:
     """The critical rules (irreversible consequences) of the project a subagent works in, fenced,
     under SUBAGENT_BUDGET_TOKENS; "" when the project has none."""
-    cfg = load_config()
-    day = today()
-    project = paths.project_key(cwd)
-    context = str(paths.context_file(cwd))
-    ranked = critical(dedupe(rank(l2_candidates(index, project, context), day, cfg)))
+    ranked = critical_rules(index, cwd)
     if not ranked:
         return ""
     count = index.count_cached
@@ -214,7 +230,7 @@ def build_subagent_brief(index: Index, cwd: str | Path) -> str:
     used = sum(count(t) for t in frame)
     chars = sum(len(t) for t in frame)
     lines: list[str] = []
-    for e in index.current(ranked):
+    for e in ranked:
         fits = used + e.line_tokens <= SUBAGENT_BUDGET_TOKENS
         if not fits or chars + len(e.line) > SUBAGENT_MAX_CHARS:
             continue

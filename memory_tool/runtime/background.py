@@ -20,10 +20,11 @@ from ..base.log import log_error
 BACKGROUND_EMBED_MAX = 500
 
 
-def spawn_background_refresh() -> None:
-    """Start a detached full index refresh, so L3/L4 catch up without the user waiting."""
+def spawn_background_refresh() -> bool:
+    """Start a detached full index refresh, so L3/L4 catch up without the user waiting;
+    whether one was started."""
     if os.environ.get("MEMORY_TOOL_NO_BACKGROUND"):
-        return
+        return False
     import subprocess
 
     try:
@@ -37,6 +38,8 @@ def spawn_background_refresh() -> None:
         )
     except OSError as exc:
         log_error("background-refresh", exc)
+        return False
+    return True
 
 
 def background_refresh() -> int:

@@ -33,6 +33,9 @@ HANDLER_MODULES = {
     "SubagentStart": ("subagent_start", "on_subagent_start"),
     "PreCompact": ("compact", "on_pre_compact"),
     "PostCompact": ("compact", "on_post_compact"),
+    "PreToolUse": ("tool_use", "on_pre_tool_use"),
+    "PostToolUse": ("tool_use", "on_post_tool_use"),
+    "PostToolUseFailure": ("tool_use", "on_post_tool_use_failure"),
 }
 HANDLERS: dict[str, Handler] = {}
 # Claude Code (2.1.332) makes Claude go on when a Stop or SubagentStop answer carries context:

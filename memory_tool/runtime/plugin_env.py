@@ -45,6 +45,10 @@ BUILD_TIMEOUT_S = 900
 EXTRAS = "mcp"
 # Stamp keys, as the shell launchers read them.
 KEYS = ("VERSION", "PYTHON", "FLAGS", "HOOK", "BIN", "BUILD_S")
+# After the first build, the sessions Claude Code kept from before the plugin (about 30 days,
+# its cleanupPeriodDays) are read once (`memory-tool backfill`): a plugin cannot ask, so it
+# says so in its first session's line. MEMORY_TOOL_BACKFILL_DAYS=0 turns it off.
+BACKFILL_DAYS = 30
 
 
 def line_for_session(text: str) -> str:
@@ -208,6 +212,12 @@ def build(data: str, root: str, version: str) -> bool:
                 flags = ""
             bin_dir = os.path.join(target, "bin")
             step("creating the palace", [os.path.join(bin_dir, "memory-tool"), "init"])
+            # The plugin's HTTP hooks send the secret settings.json holds (hook-server.md):
+            # written now, the next session, which reads settings.json at start, sends it.
+            step(
+                "the hook secret",
+                [python, "-c", "from memory_tool.runtime import settings; settings.add_secret()"],
+            )
             previous = read_stamp(data)
             seconds = time.monotonic() - started
             write_stamp(
@@ -227,6 +237,15 @@ def build(data: str, root: str, version: str) -> bool:
                     [os.path.join(bin_dir, "memory-tool"), "server", "stop"],
                 )
             log.write(f"ready in {seconds:.1f} s\n")
+            days = os.environ.get("MEMORY_TOOL_BACKFILL_DAYS", str(BACKFILL_DAYS)).strip()
+            if previous is None and days.isdigit() and int(days) > 0:
+                # The environment is ready already (sessions use it while this runs), and a
+                # failure here is logged, never the build's: memory works without it.
+                tool = os.path.join(bin_dir, "memory-tool")
+                try:
+                    step("backfilling the earlier sessions", [tool, "backfill", "--days", days])
+                except Exception as exc:  # noqa: BLE001 - `memory-tool backfill` can retry
+                    log.write(f"backfill failed: {exc}\n")
             _forget_failure(data)
             ok = True
         except Exception as exc:  # noqa: BLE001 - recorded for the next session's line
@@ -312,7 +331,10 @@ def _setting_up_line(data: str, version: str, started: bool) -> str:
     failed = last_failure(data, version)
     text = (
         f"memory-tool {version} is setting up its Python environment (first session after "
-        "installing the plugin, about a minute); memory starts with the next session."
+        "installing the plugin, about a minute); memory starts with the next session. It then "
+        f"reads your Claude Code sessions of the last {BACKFILL_DAYS} days once, for their "
+        "decisions and corrections (`memory-tool backfill`; undo one with `memory-tool forget "
+        "ID`)."
     )
     if failed is not None and started:
         text += f" The last attempt failed ({failed}; log: {os.path.join(data, LOG)}): retrying."

@@ -41,95 +41,115 @@ def clip_prompt(prompt: str) -> str:
 
 def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
-    from ..recall.deep import deep_recall, is_past_question
-    from ..recall.followup import room_to_keep
-    from ..recall.layers import Unit
-    from ..recall.room import L3_MAX_CHARS, room_recall
-    from ..recall.seen import (
-        UNCHANGED,
-        Unchanged,
-        ids_in,
-        last_room,
-        remember_ids,
-        seen_ids,
-        session_state,
-    )
-    from ..store.index import open_index
+    from ..recall.seen import ids_in, remember_ids, seen_ids, session_state
+    from ..store.index import is_damage
+    from .recovery import after_damage, index_for_prompt
 
     if not event.prompt.strip():
         return "", []
     prompt = clip_prompt(event.prompt)
     event = event.with_prompt(prompt)  # the tier context reads it from the event
     session_id = event.session_id or None
-    cwd = event.cwd
-    cfg = load_config()
-    recall_cfg = cfg.get("recall", {})
     state = session_state(session_id)
     seen = seen_ids(session_id, state)
     now = time.time()
-    room: str | None | Unchanged = UNCHANGED
-    body: list[Unit] = []
-    idx = open_index()
+    idx = index_for_prompt(event.cwd)
     try:
         try:
-            # A note written since the last refresh (by hand, or by Claude mid-session) is
-            # recalled now; a folder that did not change costs one stat.
-            idx.refresh_changed_folders(cwd)
-        except Exception as exc:  # noqa: BLE001 - a failed look at the folders must not cost
-            log_error("UserPromptSubmit (folder refresh)", exc)  # the recall
-        if recall_cfg.get("enabled", True):
-            l3 = room_recall(
-                idx,
-                prompt,
-                cwd,
-                budget=budget(cfg, "l3"),
-                max_chars=L3_MAX_CHARS,
-                exclude=seen,
-                cfg=cfg,
-                previous=last_room(state),
-                now=now,
-            )
-            body += l3.units
-            seen |= {e.id for e in l3.picked}
-            room = room_to_keep(prompt, l3.rooms)  # what a follow-up may carry
-        l4_budget = budget(cfg, "l4")
-        tier_units = _tier_units(idx, event, l4_budget, seen)
-        body += tier_units
-        l4_budget -= sum(u.tokens for u in tier_units)
-        seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
-        if recall_cfg.get("deep_search_enabled", True) and is_past_question(prompt):
-            l4 = deep_recall(
-                idx,
-                prompt,
-                budget=l4_budget,
-                max_chars=L4_MAX_CHARS,
-                exclude=seen,
-                home_project=paths.project_key(cwd),
-            )
-            body += l4.units
-        if not body:
-            remember_ids(session_id, [], room, now)
-            return "", []
-        count = idx.count_cached
-        units = [Unit(FENCE_OPEN, count(FENCE_OPEN)), Unit(INTRO, count(INTRO))]
-        units += body + [Unit(FENCE_CLOSE, count(FENCE_CLOSE))]
+            found = _recall(idx, event, state, set(seen), now)
+        except Exception as exc:
+            if not is_damage(exc):
+                raise
+            # Damage shows on first use (a query reaching a garbled page): set the index
+            # aside and answer from the rebuilt one or the files (runtime.recovery).
+            idx = after_damage(idx, event.cwd, exc)
+            found = _recall(idx, event, state, set(seen), now)
     finally:
         idx.close()
-    text = "".join(u.text for u in units)
+    text, room, tier_units = found
+    if not text:
+        remember_ids(session_id, [], room, now)
+        return "", []
     ids = ids_in(text)
     given = _deliver(tier_units, session_id) if any(u.given for u in tier_units) else []
     remember_ids(session_id, ids + given, room, now)
     return text, ids
 
 
+def _recall(
+    idx: Any, event: HookEvent, state: Any, seen: set[str], now: float
+) -> tuple[str, Any, list[Any]]:
+    """What the prompt gets from ``idx``: the text (or ""), the room a follow-up may carry, and
+    the tier units among it. Raises a damaged index's error (the caller sets it aside)."""
+    from ..recall.deep import deep_recall, is_past_question
+    from ..recall.followup import room_to_keep
+    from ..recall.layers import Unit
+    from ..recall.room import L3_MAX_CHARS, room_recall
+    from ..recall.seen import UNCHANGED, Unchanged, ids_in, last_room
+    from ..store.index import is_damage
+
+    prompt, cwd = event.prompt, event.cwd
+    cfg = load_config()
+    recall_cfg = cfg.get("recall", {})
+    room: str | None | Unchanged = UNCHANGED
+    body: list[Unit] = []
+    try:
+        # A note written since the last refresh (by hand, or by Claude mid-session) is
+        # recalled now; a folder that did not change costs one stat.
+        idx.refresh_changed_folders(cwd)
+    except Exception as exc:  # noqa: BLE001 - a failed look at the folders must not cost
+        if is_damage(exc):  # the recall, but a damaged index must be set aside
+            raise
+        log_error("UserPromptSubmit (folder refresh)", exc)
+    if recall_cfg.get("enabled", True):
+        l3 = room_recall(
+            idx,
+            prompt,
+            cwd,
+            budget=budget(cfg, "l3"),
+            max_chars=L3_MAX_CHARS,
+            exclude=seen,
+            cfg=cfg,
+            previous=last_room(state),
+            now=now,
+        )
+        body += l3.units
+        seen |= {e.id for e in l3.picked}
+        room = room_to_keep(prompt, l3.rooms)  # what a follow-up may carry
+    l4_budget = budget(cfg, "l4")
+    tier_units = _tier_units(idx, event, l4_budget, seen)
+    body += tier_units
+    l4_budget -= sum(u.tokens for u in tier_units)
+    seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
+    if recall_cfg.get("deep_search_enabled", True) and is_past_question(prompt):
+        l4 = deep_recall(
+            idx,
+            prompt,
+            budget=l4_budget,
+            max_chars=L4_MAX_CHARS,
+            exclude=seen,
+            home_project=paths.project_key(cwd),
+        )
+        body += l4.units
+    if not body:
+        return "", room, tier_units
+    count = idx.count_cached
+    units = [Unit(FENCE_OPEN, count(FENCE_OPEN)), Unit(INTRO, count(INTRO))]
+    units += body + [Unit(FENCE_CLOSE, count(FENCE_CLOSE))]
+    return "".join(u.text for u in units), room, tier_units
+
+
 def _tier_units(idx: Any, event: HookEvent, budget_tokens: int, seen: set[str]) -> list[Any]:
     """Hot/cold/wiki context for the prompt's situation (tiers), without what the session
     already has (``seen``: earlier prompts, this prompt's room recall)."""
+    from ..store.index import is_damage
     from ..tiers.inject import prompt_context as tier_context
 
     try:
         units: list[Any] = tier_context(idx, event, budget_tokens, exclude=seen)
     except Exception as exc:  # noqa: BLE001 - tiers failing must not cost the recall
+        if is_damage(exc):  # but a damaged index must be set aside (prompt_context)
+            raise
         log_error("UserPromptSubmit", exc)
         return []
     return units
@@ -144,8 +164,19 @@ def _deliver(units: list[Any], session_id: str | None) -> list[str]:
 
 
 def on_prompt(event: HookEvent) -> dict[str, Any] | None:
+    from ..base.event import is_task_notification
     from ..tiers.digest import on_prompt as fold_prompt
 
+    if is_task_notification(event.prompt):
+        # A background subagent's result, not the user's words: no recall, no task, no
+        # capture (the digest skips it too); only the transcript is caught up with.
+        from ..tiers.digest import update_session
+
+        try:
+            update_session(event)
+        except Exception as exc:  # noqa: BLE001 - the hot file is a convenience
+            log_error("UserPromptSubmit", exc)
+        return None
     try:
         fold_prompt(event)
     except Exception as exc:  # noqa: BLE001 - the hot file is a convenience, recall is not

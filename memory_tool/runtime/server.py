@@ -270,6 +270,9 @@ class Server:
                         release_tokenizer()
                     if not goes_on:
                         return
+                if self._upgraded(listeners):
+                    self.successor = True
+                    return
         finally:
             self.close()
 
@@ -296,15 +299,21 @@ class Server:
             signal.alarm(0)
             set_environ(home_env)
 
-    def _code_changed(self, throttle: bool) -> bool:
-        """Whether the package on disk is no longer the code this process runs. The HTTP door
-        looks after answering, at most every ``CODE_CHECK_S`` (walking the package costs 1-3 ms,
-        which a burst of tool calls must not pay on each); the command door, which has a
-        fallback, before every call."""
-        now = time.monotonic()
-        if throttle and now - self.stamp_checked < CODE_CHECK_S:
+    def _upgraded(self, listeners: list[socket.socket]) -> bool:
+        """Whether the package changed on disk, looked at between calls: at most every
+        ``CODE_CHECK_S`` and never while a hook waits (walking the package costs 1-3 ms, which
+        a burst of tool calls must not queue behind), so an upgrade is seen within a second or
+        so, and the successor answers from then on."""
+        if time.monotonic() - self.stamp_checked < CODE_CHECK_S:
             return False
-        self.stamp_checked = now
+        if select.select(listeners, [], [], 0)[0]:
+            return False  # a hook is waiting: answer it first
+        return self._code_changed()
+
+    def _code_changed(self) -> bool:
+        """Whether the package on disk is no longer the code this process runs (the command
+        door, which has a fallback, looks before every call; see ``_upgraded``)."""
+        self.stamp_checked = time.monotonic()
         return _code_stamp() != self.stamp
 
     def _answer(self, conn: socket.socket, home_env: dict[str, str]) -> bool:
@@ -330,7 +339,7 @@ class Server:
             if pkg != client.PACKAGE_DIR:
                 conn.sendall(b"RETRY\n")  # another install: its hook starts a server of its own
                 return False
-            if self._code_changed(throttle=False):
+            if self._code_changed():
                 conn.sendall(b"RETRY\n")
                 self.successor = True
                 return False
@@ -386,11 +395,6 @@ class Server:
             hook_http.send(conn, 200, hook_http.shape_answer(event, out))
             if event == "SessionEnd":
                 self.sessions.end(session)
-            # After the answer, and at most every CODE_CHECK_S: an upgrade is seen within a
-            # second, and the successor answers from the next hook on.
-            if self._code_changed(throttle=True):
-                self.successor = True
-                return False
         except hook_http.BadRequest as exc:
             log_error(event, f"HTTP hook refused: {exc}")
             hook_http.send(conn, exc.status)

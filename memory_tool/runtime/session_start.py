@@ -114,7 +114,9 @@ def _brief_key(idx: Any, cwd: str) -> str:
     memory_md = claude_folder_of(cwd).path / MEMORY_INDEX_NAME
     stamps = []
     inbox = paths.palace_dir("inbox")  # the hygiene line counts what waits there
-    for path in (config_path(), memory_md, rooms_yaml(), *instincts_files(), inbox):
+    # install.json too: it names the command the brief tells Claude to run.
+    stamped = (config_path(), memory_md, rooms_yaml(), *instincts_files(), inbox)
+    for path in (*stamped, paths.install_record()):
         try:
             st = os.stat(path)
             stamps.append(f"{st.st_mtime_ns}:{st.st_size}")

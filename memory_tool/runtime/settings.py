@@ -27,6 +27,7 @@ from ..base.errors import SettingsError
 from ..base.fsutil import FILE_MODE, atomic_write_bytes, atomic_write_text, read_json_object
 from ..base.resources import hook_script, templates_dir
 from . import hook_http
+from .command import AgentCommand, make_runnable, remove_link
 
 # How an event reaches memory-tool (docs/hook-server.md):
 # - COMMAND: always a command hook (a thin client of the server, in-process without one).
@@ -71,6 +72,7 @@ class InstallPlan:
     commands: dict[str, str]
     files: list[tuple[Path, str]] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)
+    agent: AgentCommand | None = None  # the `memory-tool` the brief names (not on a dry run)
 
     @property
     def changes(self) -> bool:
@@ -78,7 +80,7 @@ class InstallPlan:
 
 
 def record_file() -> Path:
-    return paths.state_root() / "install.json"
+    return paths.install_record()
 
 
 def backup_file(settings_path: Path) -> Path:
@@ -427,6 +429,10 @@ def install(dry_run: bool = False) -> InstallPlan:
         atomic_write_text(target, text)
         written.append([str(target), hashlib.sha256(text.encode("utf-8")).hexdigest()])
     record["files"] = written
+    plan.agent = make_runnable()
+    record["agent_command"] = plan.agent.command
+    record["agent_script"] = plan.agent.script
+    record["agent_link"] = plan.agent.link
     atomic_write_text(record_file(), json.dumps(record, indent=2) + "\n")
     return plan
 
@@ -473,6 +479,9 @@ def uninstall() -> UninstallReport:
             os.chmod(path, mode)
     kept_backup = _settle_backup(path, ours)
     removed_files, kept_files = [], []
+    link = remove_link(record)
+    if link is not None:
+        removed_files.append(link)
     for target, sha in record.get("files", []):
         p = Path(target)
         try:

@@ -62,9 +62,11 @@ def on_stop(event: HookEvent) -> dict[str, Any] | None:
     if state is None:
         return None
     from ..base.config import load_config
-    from ..tiers.handoff import decide
+    from ..tiers.handoff import decide, note_later_work
 
-    result = decide(event, state, load_config())
+    cfg = load_config()
+    note_later_work(state, event.cwd, cfg)  # an older handoff of this tree is behind it now
+    result = decide(event, state, cfg)
     _scribe(state, final=False)
     return result
 

@@ -8,6 +8,7 @@ the parsed, rendered and counted result from the index.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,8 @@ TYPE_LETTERS = {
 CLAUDE_TYPES = ("user", "feedback", "project", "reference")
 # Depth 2 shows this many characters of the memory (the design's "first 80 chars" preview).
 PREVIEW_CHARS = 80
-# Files larger than this are indexed by their first part only: a memory is a fact, not a dump,
-# and a 50 MB file must not stall a hook. The rest stays on disk, readable with `get`.
+# Files larger than this are not read at all (marked TOO_LARGE): a memory is a fact, not a dump,
+# a 50 MB file must not stall a hook, and its first lines alone would pass for the whole memory.
 MAX_FILE_BYTES = 256 * 1024
 
 # A file is "not text" (a binary dropped into a memory folder, random bytes) when more than this
@@ -43,6 +44,12 @@ NOT_TEXT_MAX_SHARE = 0.10
 # How a file that is not text is marked (``Entry.error`` starts with it): the index keeps such
 # entries out of every layer and every search; the doctor names them.
 NOT_TEXT = "not text"
+# How a file that cannot be read (permissions, an I/O error) or is over MAX_FILE_BYTES is marked:
+# kept out of every layer and search the same way (no name without its text, no first part
+# passing for the whole), and named by the doctor.
+UNREADABLE = "unreadable"
+TOO_LARGE = "too large"
+UNUSABLE = (NOT_TEXT, UNREADABLE, TOO_LARGE)
 # Characters that are not text: C0 controls other than tab, newline, form feed and carriage
 # return, DEL, and U+FFFD (what a byte that is not UTF-8 decodes to).
 # (Patterns as strings: ``re`` compiles them on first use, which is parsing, not a hook.)
@@ -223,7 +230,7 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|\r?$)")
 FRONTMATTER_KEYS = frozenset(
     (
         "name description type metadata created updated modified tags room importance always "
-        "expires id originSessionId valid_from valid_to superseded_by supersedes forgotten "
+        "expires id originSessionId paths valid_from valid_to superseded_by supersedes forgotten "
         "origin captured_from confirmed project"
     ).split()
 )
@@ -407,8 +414,19 @@ def not_text_share(text: str) -> float:
 
 
 def is_text(entry: Entry) -> bool:
-    """False for a file that is not text (``NOT_TEXT``): never injected, never searched."""
-    return not entry.error.startswith(NOT_TEXT)
+    """False for a file whose text memory does not have (``UNUSABLE``: not text, unreadable,
+    too large): never injected, never searched."""
+    return not entry.error.startswith(UNUSABLE)
+
+
+def too_large_message(size: int) -> str:
+    mb = size / (1024 * 1024)
+    amount = f"{mb:.0f} MB" if mb >= 1 else f"{size // 1024} KB"
+    return (
+        f"{TOO_LARGE}: {amount}, over the {MAX_FILE_BYTES // 1024} KB a memory may hold, so "
+        "it is not read, injected or searched: split it into smaller memories or move it out "
+        "of the memory folder"
+    )
 
 
 def one_line(text: str) -> str:
@@ -595,9 +613,9 @@ def parse_file(
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            raw = raw[:MAX_FILE_BYTES]
-            error = f"file larger than {MAX_FILE_BYTES} bytes: indexed its first part"
+            if len(raw) > MAX_FILE_BYTES:
+                size = max(os.fstat(fh.fileno()).st_size, len(raw))  # a device reports 0
+                raw, error = b"", too_large_message(size)
         if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
             # A UTF-16 file with its BOM (Windows editors save these): its NUL bytes are
             # half of every character, not damage.
@@ -619,7 +637,8 @@ def parse_file(
         text = re.sub(_CONTROL, "", re.sub(_ANSI_CODE, "", text))
     except OSError as exc:
         text = ""
-        error = f"unreadable: {exc.strerror or exc}"
+        why = (exc.strerror or str(exc)).lower()
+        error = f"{UNREADABLE}: {why}: it is never injected or searched; make it readable"
     text = text.lstrip("\ufeff")
     meta, body, fm_error = _split_frontmatter(text) if text else ({}, "", "")
     error = error or fm_error
@@ -686,6 +705,12 @@ def parse_file(
     else:
         entry.id = make_id(type_, stable_key)
     entry.extra["stable_key"] = stable_key
+    if meta.get("paths"):
+        from .globs import read_globs
+
+        globs = read_globs(meta.get("paths"))
+        if globs:  # the files this memory is tied to (tool-level recall)
+            entry.extra["paths"] = globs
     _provenance(entry, meta)
     invalid = invalid_values(meta)
     if invalid:

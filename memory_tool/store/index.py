@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import paths
 from ..base.errors import DeletedMemoryError, IndexCorruptError, InvalidIdError, UnknownIdError
 from ..base.fsutil import DIR_MODE, FILE_MODE, ensure_dir
-from ..base.log import quarantine
+from ..base.log import quarantine, set_aside_copies
 from ..base.record import field, record
 from . import tree
 from .migrations import apply_migrations
@@ -48,7 +48,9 @@ FULL_REFRESH_INTERVAL_S = 300
 #    history label in a retired memory's summary and full text.
 # 6: a captured memory's provenance (origin, originSessionId, captured_from, confirmed) in
 #    ``extra``.
-PARSER_VERSION = "6"
+# 7: `paths:` globs (the files a memory is tied to) are read and indexed (entry_paths).
+# 8: a file over MAX_FILE_BYTES is not read (was: its first part), an unreadable one says why.
+PARSER_VERSION = "8"
 # Sources whose files a project's machine-independent id seeds the ids of (what sync carries
 # under ``projects/<id>/``), and where the ids in force were last applied.
 SHARED_SOURCES = ("claude", "cold")
@@ -67,8 +69,15 @@ ENTRY_COLUMNS = (
     "superseded_by", "supersedes", "forgotten",
 )  # fmt: skip
 
-# What a layer or a search may use: every entry but a file that is not text (entry.NOT_TEXT).
-TEXT_ONLY_SQL = "error NOT LIKE 'not text%'"
+
+# What a layer or a search may use: every entry but a file whose text memory does not have
+# (entry.UNUSABLE: not text, unreadable, too large).
+def text_only_sql(alias: str = "") -> str:
+    return " AND ".join(f"{alias}error NOT LIKE '{kind}%'" for kind in UNUSABLE_ERRORS)
+
+
+UNUSABLE_ERRORS = ("not text", "unreadable", "too large")  # entry.UNUSABLE (a test checks)
+TEXT_ONLY_SQL = text_only_sql()
 # What the loaded layers (L1, L2, L3, the tiers' wiki) may use: a live memory, neither
 # superseded nor forgotten, within its valid_from..valid_to days (both inclusive). Two ``?``:
 # today's date, twice (``live_params``). ``store.lifecycle.is_live`` says the same in Python.
@@ -144,6 +153,12 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Whether a database error means the index is damaged (SQLite's "database disk image is
+    malformed", "file is not a database", a garbled row), as opposed to busy: what sets it aside."""
+    return isinstance(exc, sqlite3.DatabaseError) and not is_busy(exc)
+
+
 def _use_wal(conn: sqlite3.Connection) -> None:
     """Put the database in WAL mode (it stays so: only the process that creates it switches).
     Switching needs the database to itself, and SQLite answers "database is locked" at once
@@ -203,7 +218,7 @@ class Index:
         except sqlite3.DatabaseError as exc:
             if is_busy(exc):  # in use by another process, not damaged
                 raise
-            quarantine(db_path)
+            quarantine(db_path, exc)
             return cls._connect(db_path)
 
     @classmethod
@@ -215,6 +230,33 @@ class Index:
         conn.row_factory = sqlite3.Row
         apply_migrations(conn)
         return cls(conn, db_path)
+
+    @classmethod
+    def from_files(cls, cwd: str | Path, deadline: float) -> Index:
+        """An index in memory, built from what a prompt reads (the palace and this project's
+        memory folder) while the index on disk is being rebuilt. Folders are read in that order
+        until ``deadline`` (time.monotonic()): a huge palace gives a partial answer, not a hook
+        killed by its timeout. Nothing is written to disk."""
+        from .rooms import room_classifier
+
+        idx = cls._in_memory(paths.index_file())
+        idx.room_classifier = room_classifier()
+        folders = [tree.claude_folder_of(cwd), *tree.palace_folders()]
+        for folder in folders:
+            if time.monotonic() > deadline:
+                break
+            found = {str(p): (mtime, size, folder) for p, mtime, size in tree.scan(folder)}
+            idx._sync(found, {}, [])
+        idx._record_dirs(folders)
+        # refresh_changed_folders works on it (a note written meanwhile is read on the next try).
+        idx.set_meta("last_full_refresh", str(int(time.time())))
+        return idx
+
+    def rebuilding(self) -> bool:
+        """Whether this index replaces a damaged one and has not been filled yet (no full
+        refresh since it was set aside): what it holds is partial, so a prompt waits for the
+        rebuild or reads the files (runtime.recovery)."""
+        return not self.meta("last_full_refresh") and bool(set_aside_copies(self.path))
 
     @classmethod
     def _connect(cls, db_path: Path) -> Index:
@@ -395,6 +437,25 @@ class Index:
             (project, *live_params()),
         )
 
+    def tied_globs(self, project: str) -> list[tuple[str, str]]:
+        """(memory file path, glob) of every memory tied to files by ``paths:`` that a session
+        of ``project`` may see: its own and every project's (another project's own memories
+        stay with it). Few rows: only memories with ``paths:`` have any."""
+        rows = self.conn.execute(
+            "SELECT path, glob FROM entry_paths WHERE project IN ('', ?)", (project,)
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def by_paths(self, file_paths: Sequence[str]) -> list[Entry]:
+        """The text entries stored for these memory file paths (in no particular order)."""
+        if not file_paths:
+            return []
+        marks = ",".join("?" * len(file_paths))
+        rows = self.conn.execute(
+            f"SELECT * FROM entries WHERE path IN ({marks}) AND {TEXT_ONLY_SQL}", list(file_paths)
+        ).fetchall()
+        return [row_to_entry(r) for r in rows]
+
     def captured(self, limit: int = 500) -> list[Entry]:
         """Memories something captured (``origin: capture:<signal>``), newest first, live or
         retired: what the Learned view lists."""
@@ -488,6 +549,7 @@ class Index:
                 if row:
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (row[0],))
                     conn.execute("DELETE FROM entries WHERE rowid=?", (row[0],))
+                conn.execute("DELETE FROM entry_paths WHERE path=?", (p,))
             for e in entries:
                 old = conn.execute(
                     "SELECT rowid, id, json_extract(extra, '$.stable_key') FROM entries "
@@ -497,6 +559,7 @@ class Index:
                 if old is not None:
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (old[0],))
                     conn.execute("DELETE FROM entries WHERE rowid=?", (old[0],))
+                    conn.execute("DELETE FROM entry_paths WHERE path=?", (e.path,))
                 rendered_as = e.id
                 # An id is kept across re-reads while its seed is the same (a clash's salt
                 # stays); a new seed (the project's id became known) gives the new id.
@@ -514,6 +577,12 @@ class Index:
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (cur.lastrowid, e.name, e.description, e.body, " ".join(e.tags), e.room),
                 )
+                globs = e.extra.get("paths")
+                if globs:
+                    conn.executemany(
+                        "INSERT INTO entry_paths(path, glob, project) VALUES (?, ?, ?)",
+                        [(e.path, g, e.project) for g in globs],
+                    )
             if entries:
                 from ..base import tokens
 
@@ -927,7 +996,7 @@ def open_index() -> Index:
         idx.close()
         if is_busy(exc):
             raise
-        quarantine(idx.path)
+        quarantine(idx.path, exc)
         idx = Index.open()
     idx.room_classifier = room_classifier()
     return idx
@@ -943,8 +1012,8 @@ def with_recovery(fn: Callable[[Index], Any]) -> Any:
         if is_busy(exc):
             raise
         idx.close()
-        quarantine(idx.path)
-        idx = Index.open()
+        quarantine(idx.path, exc)
+        idx = open_index()
         try:
             return fn(idx)
         except sqlite3.DatabaseError as exc2:
@@ -958,6 +1027,7 @@ __all__ = [
     "Index",
     "RefreshStats",
     "is_busy",
+    "is_damage",
     "open_index",
     "row_to_entry",
     "with_recovery",

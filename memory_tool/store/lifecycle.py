@@ -16,11 +16,13 @@ file is written first and indexed after, so deleting the index loses nothing.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 from pathlib import Path
 
 from ..base import paths
 from ..base.errors import MemoryToolError
-from ..base.fsutil import append_line_locked, file_lock
+from ..base.fsutil import append_line_locked, atomic_write_text, file_lock
 from ..base.record import field, record
 from . import tree
 from .entry import Entry, is_live, one_line, status
@@ -29,6 +31,10 @@ from .index import Index
 # Every change of versioning keys takes this lock: two processes superseding the same memory at
 # once must not leave it pointing at two successors.
 LOCK_NAME = "lifecycle.lock"
+# The MEMORY.md lines of retired memories, kept to put back on undo: {file path: [lines]}.
+INDEX_LINES_NAME = "retired-index-lines.json"
+# ``origin:`` of a memory auto-capture wrote.
+CAPTURE_PREFIX = "capture:"
 # A chain is followed at most this many steps: a hand-edited loop must not hang a command.
 MAX_CHAIN = 100
 
@@ -148,25 +154,69 @@ def unforget(idx: Index, entry_id: str) -> Entry:
     return entry
 
 
+def _index_lines_path() -> Path:
+    return paths.state_root() / INDEX_LINES_NAME
+
+
+def _stashed() -> dict[str, list[str]]:
+    try:
+        data = json.loads(_index_lines_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _link_re(file_name: str) -> re.Pattern[str]:
+    return re.compile(rf"\]\(\s*<?{re.escape(file_name)}>?\s*\)")
+
+
 def _drop_index_line(entry: Entry) -> None:
+    """Take a retired memory's lines out of its folder's ``MEMORY.md`` (Claude Code loads that
+    file itself), keeping them aside so that ``unforget`` puts back the very same lines."""
     from .edit import drop_index_line
 
     path = Path(entry.path)
+    index_file = path.parent / tree.MEMORY_INDEX_NAME
+    try:
+        text = index_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    link = _link_re(path.name)
+    lines = [line for line in text.splitlines() if link.search(line)]
+    if not lines:
+        return
+    with file_lock(_lock()):
+        stash = _stashed()
+        stash[str(path)] = lines
+        atomic_write_text(_index_lines_path(), json.dumps(stash, indent=0))
     drop_index_line(path.parent, path.name)
 
 
 def _restore_index_line(entry: Entry) -> None:
+    """Put a memory's ``MEMORY.md`` lines back: those taken out when it was retired, or one
+    made now (a captured memory's says what it is without repeating the fact)."""
     from .palace import first_sentence, memory_index_line
 
     path = Path(entry.path)
     index_file = path.parent / tree.MEMORY_INDEX_NAME
     if not index_file.exists():
         return
+    with file_lock(_lock()):
+        stash = _stashed()
+        lines = stash.pop(str(path), None)
+        atomic_write_text(_index_lines_path(), json.dumps(stash, indent=0))
     text = index_file.read_text(encoding="utf-8", errors="replace")
-    if f"]({path.name})" in text:
+    if _link_re(path.name).search(text):
         return
-    hook = one_line(entry.description or first_sentence(entry.body))
-    append_line_locked(index_file, memory_index_line(entry.name or path.stem, path.name, hook))
+    if not lines:
+        origin = str(entry.extra.get("origin") or "")
+        if origin.startswith(CAPTURE_PREFIX):
+            hook = f"{origin[len(CAPTURE_PREFIX) :]} captured {entry.created} (memory-tool)"
+        else:
+            hook = one_line(entry.description or first_sentence(entry.body))
+        lines = [memory_index_line(entry.name or path.stem, path.name, hook)]
+    for line in lines:
+        append_line_locked(index_file, line)
 
 
 @record

@@ -101,6 +101,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE entries ADD COLUMN forgotten TEXT NOT NULL DEFAULT '';
         """,
     ),
+    (
+        # The files a memory is tied to (frontmatter ``paths:`` globs, store/globs.py): one row
+        # per glob, keyed by the memory's file path, so tool-level recall finds the memories of
+        # a file Claude touches without reading every entry's frontmatter.
+        "007_entry_paths",
+        """
+        CREATE TABLE entry_paths (
+            path TEXT NOT NULL,
+            glob TEXT NOT NULL,
+            project TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX entry_paths_path ON entry_paths(path);
+        CREATE INDEX entry_paths_project ON entry_paths(project);
+        """,
+    ),
 ]
 
 

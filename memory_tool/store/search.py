@@ -9,11 +9,14 @@ Hook-path code here imports no YAML, tokenizer, click or rapidfuzz.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from ..base.record import record
+from .when import When
+from .when import parse as parse_when
 
 if TYPE_CHECKING:
     from .entry import Entry
@@ -59,6 +62,21 @@ SEMANTIC_WEIGHT = 0.35
 # An entry no query word matched joins the results only if this similar (cosine): unrelated
 # text scores about 0-0.15 with this model, so a query about nothing stored still finds nothing.
 SEMANTIC_ONLY_MIN = 0.2
+# Time in the query (store/when.py). An entry dated outside the window the query names keeps
+# this share of its score: the words still rank, inside the window first, and an entry whose
+# date is wrong or missing can still be found.
+OUTSIDE_WINDOW = 0.3
+# Days after a window's end that still count as inside it: what happened "in October" is often
+# told in a session of early November.
+WINDOW_LAG_DAYS = 0
+# "The first/last time", "most recent": among the hits scoring at least ORDER_FLOOR of the best,
+# the newest (or oldest) gains up to ORDER_BOOST, the others in proportion to their date.
+ORDER_FLOOR = 0.5
+ORDER_BOOST = 1.0
+# Entries dated inside the window that share no word with the query join the hits at this share
+# of the best score: "what did we fix yesterday?" asks for yesterday's session, which may never
+# say "fix". Above OUTSIDE_WINDOW, so they pass word matches from outside the window.
+WINDOW_ONLY = 0.35
 
 # Words of any script ("größere", "数据库"): FTS5's unicode61 tokenizer indexes them, so the
 # query must keep them whole (an ASCII-only pattern split "größere" into "gr" and "ere").
@@ -220,19 +238,27 @@ def search(
     candidate_factor: int = CANDIDATE_FACTOR,
     semantic: bool = False,
     live_only: bool = False,
+    now: dt.date | None = None,
+    when: bool = True,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
     extra is installed (loads numpy and the model: never on the hook path). ``live_only``:
     leave out superseded, forgotten and out-of-date memories (what a loaded layer may hold);
-    without it they are found too, as history (their summary says so)."""
+    without it they are found too, as history (their summary says so). ``now``: the day time
+    words in the query count from (default today); ``when``: read them at all (a task
+    prompt's room recall and a duplicate check do not)."""
     from ..base.config import today
-    from .index import TEXT_ONLY_SQL, live_params, live_sql, row_to_entry
+    from .index import live_params, live_sql, row_to_entry, text_only_sql
 
+    day = now or today()
+    asked = parse_when(query, day) if when and query.strip() else None
+    if asked is not None:
+        query = asked.rest
     terms = query_terms(query)
     match = _match(terms)
     hits: list[Hit] = []
-    filters: list[str] = [f"e.{TEXT_ONLY_SQL}"]
+    filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
     if live_only:
         filters.append(f"({live_sql('e.')})")
@@ -257,6 +283,13 @@ def search(
     if home_project is not None:  # other projects' own facts stay with their project
         filters.append(f"({own_facts_sql('e.')})")
         filter_params.append(home_project)
+    window: tuple[str, str] | None = None
+    if asked is not None:
+        window = _resolve_window(
+            idx, asked, day, room=room, type_=type_, project=project, rooms=rooms,
+            sessions=sessions, cold=cold, home_project=home_project, sources=sources,
+            live_only=live_only,
+        )  # fmt: skip
     if match:
         where = ["entries_fts MATCH ?", *filters]
         params: list[Any] = [match, *filter_params]
@@ -269,10 +302,18 @@ def search(
             f"ORDER BY r LIMIT ?"
         )
         params.append(max(limit, 1) * candidate_factor + len(exclude))
-        today_ord = today().toordinal()
+        today_ord = day.toordinal()
         cover = Coverage(terms)
         try:
             ranked = idx.conn.execute(sql, params).fetchall()
+            if window is not None:
+                # The best matches inside the window join the candidates: those the words alone
+                # rank below the cut are what the time words ask for.
+                lo, hi = window
+                ranked += idx.conn.execute(
+                    sql.replace(" ORDER BY", " AND e.created >= ? AND e.created <= ? ORDER BY"),
+                    [*params[:-1], lo or "0000", hi or "9999", params[-1]],
+                ).fetchall()
             scores = {r["rid"]: float(r["r"]) for r in ranked}
             marks = ",".join("?" * len(scores))
             rows = (
@@ -293,17 +334,113 @@ def search(
             recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
             hits.append(Hit(entry, rel * prior * recency))
         hits.sort(key=lambda h: (-h.score, h.entry.id))
-        _boost_coverage(hits, cover, limit)
+        # With time words, hits below the cut may rise by their date: boost every one.
+        _boost_coverage(hits, cover, limit if asked is None else len(hits))
+    elif asked is not None and (window is not None or asked.order):
+        # Only time words ("what did we do yesterday?"): what the window holds, newest first.
+        hits = _dated(idx, window, filters, filter_params, limit * candidate_factor, exclude)
     if semantic and query.strip():
         hits = _fuse_semantic(
             idx, query, hits, filters, filter_params, limit * candidate_factor, exclude
         )
+    if asked is not None:
+        if window is not None and match:
+            known = {h.entry.id for h in hits} | set(exclude)
+            best = max((h.score for h in hits), default=1.0)
+            hits += [
+                Hit(h.entry, best * WINDOW_ONLY)
+                for h in _dated(
+                    idx, window, filters, filter_params, limit * candidate_factor, known
+                )
+            ]
+        _rank_in_time(hits, window, asked.order)
     if not hits and fuzzy and query.strip():
         hits = _fuzzy(
             idx, query, room=room, type_=type_, project=project, exclude=exclude,
             live_only=live_only,
         )  # fmt: skip
     return hits[:limit]
+
+
+def entry_date(entry: Entry) -> str:
+    """The day an entry speaks for: when it became valid, else when it was written (a past
+    session's message: its transcript timestamp; a cold summary: its session's day)."""
+    return (entry.valid_from or entry.created or "")[:10]
+
+
+def _resolve_window(
+    idx: Index, asked: When, day: dt.date, **filters: Any
+) -> tuple[str, str] | None:
+    """The window of ``asked`` as (first day, last day) ISO strings ("" open), the end
+    stretched by WINDOW_LAG_DAYS; an event anchor ("since the release") dated by its best
+    match. None: no window (no time words for one, or an event nothing matches)."""
+    start, end = asked.start, asked.end
+    if asked.anchor:
+        found = search(idx, asked.anchor, limit=1, fuzzy=False, when=False, now=day, **filters)
+        date = entry_date(found[0].entry) if found else ""
+        if not date:
+            return None
+        try:
+            event = dt.date.fromisoformat(date)
+        except ValueError:
+            return None
+        # The event itself is not what is asked about: "since the rounding fix" is what came
+        # after the day of the fix, "before the upgrade" what came before its day.
+        if asked.side in ("since", "after"):
+            start, end = (event + dt.timedelta(days=1)).isoformat(), day.isoformat()
+        elif asked.side == "until":
+            start, end = "", date
+        else:  # before, prior to
+            start, end = "", (event - dt.timedelta(days=1)).isoformat()
+    if not (start or end):
+        return None
+    if end and WINDOW_LAG_DAYS:
+        end = (dt.date.fromisoformat(end) + dt.timedelta(days=WINDOW_LAG_DAYS)).isoformat()
+    return start, end
+
+
+def _dated(
+    idx: Index,
+    window: tuple[str, str] | None,
+    filters: list[str],
+    filter_params: list[Any],
+    limit: int,
+    exclude: set[str] | frozenset[str],
+) -> list[Hit]:
+    """The entries dated inside ``window`` (all of them: None), newest first, all at one score:
+    the ordering and the window decide among them."""
+    from .index import row_to_entry
+
+    lo, hi = window or ("", "")
+    where = ["e.created >= ?", "e.created <= ?", *filters]
+    rows = idx.conn.execute(
+        f"SELECT * FROM entries e WHERE {' AND '.join(where)} "
+        f"ORDER BY e.created DESC, e.importance DESC, e.id LIMIT ?",
+        [lo or "0000", hi or "9999", *filter_params, limit + len(exclude)],
+    ).fetchall()
+    return [Hit(row_to_entry(r), 1.0) for r in rows if r["id"] not in exclude]
+
+
+def _rank_in_time(hits: list[Hit], window: tuple[str, str] | None, order: str) -> None:
+    """Scale ``hits`` by the query's time and re-sort: outside the window an entry keeps
+    OUTSIDE_WINDOW of its score; with an order, the newest (``last``) or oldest (``first``) of
+    the hits near the best score gains up to ORDER_BOOST."""
+    if window is not None:
+        lo, hi = window
+        for h in hits:
+            d = entry_date(h.entry)
+            if not d or (lo and d < lo) or (hi and d > hi):
+                h.score *= OUTSIDE_WINDOW
+    if order and hits:
+        best = max(h.score for h in hits)
+        near = [h for h in hits if h.score >= ORDER_FLOOR * best and entry_date(h.entry)]
+        if len(near) > 1:
+            days = sorted({entry_date(h.entry) for h in near})
+            span = max(len(days) - 1, 1)
+            for h in near:
+                pos = days.index(entry_date(h.entry)) / span
+                h.score *= 1 + ORDER_BOOST * (pos if order == "last" else 1 - pos)
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
 
 
 def _boost_coverage(hits: list[Hit], cover: Coverage, limit: int) -> None:

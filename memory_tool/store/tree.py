@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..base import paths
@@ -186,18 +186,23 @@ def is_memory_file(name: str) -> bool:
     return name.endswith(".md") and not name.startswith(".") and name != MEMORY_INDEX_NAME
 
 
-def walk(root: str, *, recursive: bool = True) -> Iterator[tuple[os.DirEntry[str], str]]:
+def walk(
+    root: str, *, recursive: bool = True, unreadable: list[tuple[str, str]] | None = None
+) -> Iterator[tuple[os.DirEntry[str], str]]:
     """Every entry under ``root`` that is not a folder, with the path of its folder below
     ``root`` ("" at the top, "a/b" deeper): the one walk the index and sync share. Folders that
     are links or start with "." are not entered, nor any deeper than MAX_WALK_DEPTH; unreadable
-    ones are skipped. Strings, not Paths: a palace has 10,000s of files."""
+    ones are skipped (and added to ``unreadable`` as (path, why), for the doctor). Strings, not
+    Paths: a palace has 10,000s of files."""
     stack: list[tuple[str, str, int]] = [(root, "", 0)]
     while stack:
         here, rel, depth = stack.pop()
         try:
             with os.scandir(here) as it:
                 items = list(it)
-        except OSError:
+        except OSError as exc:
+            if unreadable is not None and not isinstance(exc, FileNotFoundError):
+                unreadable.append((here, (exc.strerror or str(exc)).lower()))
             continue
         for item in items:
             try:
@@ -208,6 +213,16 @@ def walk(root: str, *, recursive: bool = True) -> Iterator[tuple[os.DirEntry[str
                 yield item, rel
             elif recursive and depth < MAX_WALK_DEPTH and not item.name.startswith("."):
                 stack.append((item.path, f"{rel}/{item.name}" if rel else item.name, depth + 1))
+
+
+def unreadable_folders(folders: Iterable[Folder]) -> list[tuple[str, str]]:
+    """(path, why) of each folder under ``folders`` that cannot be listed: the memories in it
+    are in no layer and no search, so the doctor names it."""
+    found: list[tuple[str, str]] = []
+    for folder in folders:
+        for _ in walk(str(folder.path), recursive=folder.recursive, unreadable=found):
+            pass
+    return sorted(set(found))
 
 
 def scan(folder: Folder) -> Iterator[tuple[Path, int, int]]:

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from ..base import paths
-from ..base.event import HookEvent
+from ..base.event import HookEvent, is_task_notification
 from ..base.privacy import LazyPattern, sanitize, strip_injected
 from ..store.transcript import EDIT_TOOLS, Event, read_from
 from .hot import (
@@ -187,6 +187,8 @@ def _is_task(prompt: str) -> bool:
 
 
 def _record_prompt(state: dict[str, Any], prompt: str) -> None:
+    if is_task_notification(prompt):  # a subagent's result, not what the user asked
+        return
     # One redaction pass for both copies: the prompt as kept, and the longer one for the Scribe
     # (the same text up to the cut, unless the prompt is longer than the redaction margin).
     full = _clean(prompt, UNSCANNED_MAX_CHARS)
@@ -445,3 +447,28 @@ def on_prompt(event: HookEvent) -> None:
     """UserPromptSubmit: the prompt becomes the current task (unless it is just "yes" or
     "continue"), and the transcript is read from where the last hook left off."""
     update_session(event, prompt=event.prompt or None)
+
+
+# A capture ties itself to at most this many of the session's edited files: the last ones,
+# where the work ended up (a session that touched 40 files is tied to none in particular).
+EDITED_GLOBS_MAX = 10
+
+
+def edited_globs(session_id: str, cwd: str) -> list[str]:
+    """The files a session edited or wrote, as ``paths:`` globs relative to the working tree of
+    ``cwd`` (files outside it are left out), the last EDITED_GLOBS_MAX of them. For a memory
+    captured from the session: it is then recalled when Claude touches those files again."""
+    from .hot import load_state
+
+    state = load_state(session_id) if session_id else None
+    if not state:
+        return []
+    root = str(paths.work_root(cwd)).rstrip("/") + "/"
+    out: list[str] = []
+    for path in reversed(state.get("files") or []):
+        real = os.path.realpath(path) if isinstance(path, str) else ""
+        if real.startswith(root) and real[len(root) :] not in out:
+            out.append(real[len(root) :])
+        if len(out) >= EDITED_GLOBS_MAX:
+            break
+    return out[::-1]

@@ -244,12 +244,24 @@ def _deliveries() -> dict[str, Any]:
 def was_delivered(handoff: HandoffFile) -> bool:
     """Whether a session was already given this version of the file."""
     record_ = _deliveries().get(str(handoff.path))
-    return isinstance(record_, dict) and record_.get("version") == handoff.version
+    return (
+        isinstance(record_, dict)
+        and record_.get("version") == handoff.version
+        and bool(record_.get("session"))
+    )
 
 
 def mark_delivered(handoff: HandoffFile, session_id: str) -> None:
     """Remember that ``session_id`` was given this version (later sessions are not, unless
     they ask). Best effort: a read-only state folder means the next session gets it again."""
+    import time
+
+    _update_record(handoff, {"session": session_id, "at": int(time.time())})
+
+
+def _update_record(handoff: HandoffFile, fields: dict[str, Any]) -> None:
+    """Add ``fields`` to the record of this version of the file (a new version starts a new
+    record). Best effort, like every write here."""
     import json
     import time
 
@@ -258,14 +270,42 @@ def mark_delivered(handoff: HandoffFile, session_id: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with file_lock(path.with_suffix(".lock")):
             data = _deliveries()
-            data[str(handoff.path)] = {
-                "version": handoff.version,
-                "session": session_id,
-                "at": int(time.time()),
-            }
+            old = data.get(str(handoff.path))
+            same = isinstance(old, dict) and old.get("version") == handoff.version
+            record_ = dict(old) if same and isinstance(old, dict) else {}
+            record_.update(fields, version=handoff.version)
+            record_.setdefault("at", int(time.time()))
+            data[str(handoff.path)] = record_
             if len(data) > MAX_DELIVERY_RECORDS:
                 newest = sorted(data.items(), key=lambda kv: -int(kv[1].get("at", 0)))
                 data = dict(newest[:MAX_DELIVERY_RECORDS])
             atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
     except OSError:
         pass
+
+
+def moved_past(handoff: HandoffFile) -> bool:
+    """A session that started after this version was written did substantial work in the same
+    working tree (``note_later_work``): the handoff's instructions are behind it."""
+    record_ = _deliveries().get(str(handoff.path))
+    return (
+        isinstance(record_, dict)
+        and record_.get("version") == handoff.version
+        and bool(record_.get("moved_past_by"))
+    )
+
+
+def note_later_work(state: dict[str, Any], cwd: str | Path, cfg: dict[str, Any]) -> None:
+    """At Stop: a substantial session that started after the working tree's handoff was written
+    has moved past it; later sessions are told it is stale instead of being given it. Costs
+    nothing for a session that is not substantial, one stat otherwise."""
+    import time
+
+    if not substantial(state, cfg):
+        return
+    found = find_handoff(cwd)
+    if found is None or found.mtime >= float(state["started"]) - MTIME_SLACK_S:
+        return  # none, or written during this session (its own handoff)
+    if moved_past(found):
+        return
+    _update_record(found, {"moved_past_by": state["session_id"], "moved_past_at": int(time.time())})

@@ -174,3 +174,22 @@ def latest_state(cwd: str) -> dict[str, Any] | None:
             if best is None or stamp > best[0]:
                 best = (stamp, state)
     return best[1] if best else None
+
+
+# "A prompt or two" with no tool call and nothing decided is a question answered, not work a
+# later session picks up: no cold summary. A third prompt makes it a conversation worth one.
+IDLE_SESSION_MAX_PROMPTS = 2
+
+
+def has_substance(state: dict[str, Any]) -> bool:
+    """The session did something (a tool call, an edited file), decided or noted something (a
+    tagged lesson, a correction, an open blocker), was compacted, or went on for more than
+    IDLE_SESSION_MAX_PROMPTS prompts."""
+    return bool(
+        state["tool_calls"]
+        or state["files"]
+        or state["notes"]
+        or state["blockers"]
+        or state.get("compact_summary")
+        or int(state["prompt_count"]) > IDLE_SESSION_MAX_PROMPTS
+    )

@@ -295,6 +295,10 @@ def accept(
     extra: dict[str, object] = {"origin": f"inbox:{c.kind}"}
     if c.session:
         extra["originSessionId"] = c.session
+    if tier == "wiki" and not team:
+        # The lesson was learnt in that project: in another one it is recalled as another
+        # project's (L4's "From other projects"), as the Scribe's promoted wiki records are.
+        extra["project"] = paths.project_key(target_cwd)
     # A person read the candidate and chose to keep it: saved even beside a similar memory.
     type_ = "wiki" if tier == "wiki" else c.type  # a wiki page has no other type
     entry = add_memory(

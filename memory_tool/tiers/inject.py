@@ -26,6 +26,7 @@ from ..store.entry import is_text
 from ..store.search import search
 from .digest import update_session
 from .hot import (
+    IDLE_SESSION_MAX_PROMPTS,
     hot_sections,
     load_state,
     read_handoff_section,
@@ -176,11 +177,36 @@ def _drop_dangling_titles(units: list[Unit]) -> list[Unit]:
     return units if len(units) > 1 else []
 
 
+# A cold summary's own account of its session (the Scribe's "## Stats" line).
+_COLD_STATS = re.compile(r"^(\d+) prompts?, (\d+) tool calls?, (\d+) files? edited", re.M)
+# Sections that hold something decided or left open: a session with one of them had substance.
+_COLD_SUBSTANCE_SECTIONS = re.compile(
+    r"^## (Decisions|Open items|Gotchas|Reusable|Compaction summary)\b", re.M
+)
+
+
+def cold_has_substance(body: str) -> bool:
+    """Whether a cold summary is of a session that did something (scribe.has_substance): a
+    summary written before the Scribe skipped idle sessions may be of one that did not. One
+    without the Scribe's stats (by hand, or older) counts as substantial."""
+    stats = _COLD_STATS.search(body)
+    if stats is None:
+        return True
+    prompts, calls, files = (int(n) for n in stats.groups())
+    busy = calls or files or prompts > IDLE_SESSION_MAX_PROMPTS
+    return bool(busy or _COLD_SUBSTANCE_SECTIONS.search(body))
+
+
 def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | None:
-    """The newest cold summary of a project, other than the given session's own."""
+    """The newest cold summary of a project, other than the given session's own and other than
+    one of an idle session (``cold_has_substance``)."""
     key = session_key(exclude_session)[:8] if exclude_session else ""
     rows = idx.entries(source="cold", project=project)
-    rows = [e for e in rows if not (key and e.name.endswith(key)) and is_text(e)]
+    rows = [
+        e
+        for e in rows
+        if not (key and e.name.endswith(key)) and is_text(e) and cold_has_substance(e.body)
+    ]
     if not rows:
         return None
     # Dates have day resolution: within a day the file written last (the Scribe rewrites a
@@ -262,7 +288,7 @@ def handoff_units(
     Each unit's ``given`` is the handoff's marker: ``deliver`` records what was handed out."""
     from ..base.config import load_config
     from ..recall.layers import Unit
-    from .handoff import find_handoff, is_stale, read_handoff, was_delivered
+    from .handoff import find_handoff, is_stale, moved_past, read_handoff, was_delivered
 
     found = find_handoff(cwd)
     if found is None or found.marker in exclude or (first_only and was_delivered(found)):
@@ -273,7 +299,13 @@ def handoff_units(
     latest = latest_cold(idx, paths.project_key(cwd))
     latest_at = latest.mtime_ns / 1e9 if latest is not None and latest.mtime_ns > 0 else None
     text = read_handoff(found)
-    if is_stale(found, latest_at, cfg if cfg is not None else load_config()):
+    if moved_past(found):
+        lines = [
+            f"- {where} (written {written}) is older than later work in this working tree (a "
+            "session that started after it did substantial work): not loaded, since it moved "
+            "on. Read it only if it still applies.\n"
+        ]
+    elif is_stale(found, latest_at, cfg if cfg is not None else load_config()):
         lines = [
             f"- {where} (written {written}) is older than the latest session summary "
             f"({_day(latest_at or 0)}): not loaded, since later sessions moved on. Read it "

@@ -42,10 +42,11 @@ from ..base.fsutil import atomic_write_text, file_lock
 from ..base.privacy import sanitize, strip_injected
 from ..store import tree
 from ..store.entry import Entry
-from ..store.index import Index, open_index
+from ..store.index import Index, open_index, with_recovery
 from . import digest
 from . import inject as tiers
 from .hot import (
+    has_substance,
     hot_dir,
     load_state,
     read_handoff_section,
@@ -493,10 +494,12 @@ def _has_content(state: dict[str, Any]) -> bool:
 
 
 def _worth_a_summary(state: dict[str, Any]) -> bool:
-    """A session that asked for something or did something. One that only said "thanks!" or
-    "yes" gets no cold summary: it would clutter search and, as the project's latest summary,
-    stand in for the session a "where were we" should bring back."""
-    return bool(state["first_task"] or state["task"] or state["tool_calls"] or state["files"])
+    """A session that asked for something and did something. One that only said "thanks!", or
+    asked a question or two and did nothing, gets no cold summary: it would clutter search and,
+    as the project's latest summary, stand in for the session a "where were we" should bring
+    back."""
+    asked = state["first_task"] or state["task"] or state["tool_calls"] or state["files"]
+    return bool(asked) and has_substance(state)
 
 
 def run(session_id: str, *, final: bool = False, model: bool | None = None) -> Entry | None:
@@ -531,8 +534,8 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             state["model_summary"] = model_summary(state, max_chars) or state.get(
                 "model_summary", ""
             )
-        idx = open_index()
-        try:
+
+        def scribe(idx: Index) -> tuple[Entry, list[list[Any]]]:
             entry = write_cold(idx, state)
             handoff = read_handoff_section(session_id)
             hot = tiers.hot_lines(state, handoff)
@@ -541,8 +544,12 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             # What the session said explicitly becomes memory; hints go to the inbox.
             capture_session(idx, state, cfg)
             roll(idx, cfg, keep=entry.path)
-        finally:
-            idx.close()
+            return entry, snapshot
+
+        # A damaged index is set aside and rebuilt, and the summary written again (the same
+        # file, the same inbox lines): the session end leaves one log line, not a traceback.
+        done: tuple[Entry, list[list[Any]]] = with_recovery(scribe)
+        entry, snapshot = done
         with session_lock(session_id):
             latest = load_state(session_id) or state
             latest["scribed_generation"] = state["generation"]

@@ -190,6 +190,8 @@ class Sandbox:
     def env(self, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
         """The environment for one `claude` run; a None value in `extra` removes a variable."""
         env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+        # ~/.local/bin first, as most login profiles have it: `install` links memory-tool there.
+        env["PATH"] = os.pathsep.join([str(self.home / ".local" / "bin"), env.get("PATH", "")])
         env.update(
             {
                 "HOME": str(self.home),

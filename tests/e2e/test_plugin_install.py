@@ -35,6 +35,7 @@ from claude_sandbox import (
 )
 from fake_api import FakeAnthropicAPI
 
+from memory_tool.base.config import HOOK_SERVER_PORT
 from memory_tool.runtime import plugin, plugin_env
 
 pytestmark = pytest.mark.e2e
@@ -44,6 +45,8 @@ PLUGIN_ID = f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}"
 PLUGIN_DATA_NAME = f"{plugin.PLUGIN_NAME}-{plugin.MARKETPLACE_NAME}"
 # A build measured 25-60 s on a loaded 2-core machine; past this it is broken, not slow.
 BUILD_DEADLINE_S = 600
+# Said in a session before the plugin was installed: the first build's backfill captures it.
+PRE_PLUGIN_CORRECTION = "no, use httpx instead of requests for the ZPREPLUGINQ client"
 # Claude Code's SessionStart timeout for our hook (hooks.json): the first session must end well
 # within it, not wait for the build.
 FIRST_SESSION_LIMIT_S = 15
@@ -91,7 +94,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Ite
         box = Sandbox(
             root=tmp_path_factory.mktemp("plugin") / "box", api=api, claude_bin=claude_bin
         )
+        # The plugin's hooks.json names the default port (one static file for everyone).
+        box.server_port = HOOK_SERVER_PORT
         try:
+            # A session before the plugin: only the client's transcript keeps it.
+            api.add_tool_use("Bash", {"command": "ls", "description": "list files"})
+            api.add_text("Switched the client.")
+            before = box.run_claude(PRE_PLUGIN_CORRECTION, env=MEMORY_TOOL_ENV)
+            assert before.returncode == 0, before.stdout + before.stderr
             claude(box, "plugin", "marketplace", "add", str(REPO_ROOT))
             claude(box, "plugin", "install", PLUGIN_ID)
             data = (
@@ -110,6 +120,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Ite
             stamp = plugin_env.read_stamp(str(data))
             log = (data / plugin_env.LOG).read_text() if (data / plugin_env.LOG).exists() else ""
             assert stamp is not None, f"the environment was not built:\n{log[-3000:]}"
+            # The first build then backfills the sessions before the plugin (its ledger is
+            # written as each transcript is done; the build lock is released at the end).
+            while plugin_env.building(str(data)) and time.monotonic() < deadline:
+                time.sleep(0.5)
             yield Installed(box, data, took, first, float(stamp["BUILD_S"]))
         finally:
             box.close()
@@ -151,6 +165,7 @@ def test_the_first_session_gets_one_line_and_the_next_the_brief_and_room_recall(
     req = session(box, "How does the login token refresh work?")
     (brief,) = injected_by(req, "SessionStart")
     assert "ZPLUGRULEQ" in brief
+    assert "ZPREPLUGINQ" in brief, (installed.data / plugin_env.LOG).read_text()[-3000:]
     (recall,) = injected_by(req, "UserPromptSubmit")
     assert "ZAUTHQ" in recall and f"[{auth}]" in recall
     assert hooks_log(box) == ""
@@ -193,9 +208,13 @@ def test_installed_both_ways_each_event_injects_once(installed: Installed) -> No
         assert len(injected_by(req, "SessionStart")) == 1
         assert len(injected_by(req, "UserPromptSubmit")) == 1
         assert req.messages_text().count(FENCE_OPEN_TAG) == 2  # type: ignore[attr-defined]
+        # The command hooks (SessionStart, SessionEnd) are twins that claim; the HTTP hooks are
+        # the same handler in both, which Claude Code sends once.
         claims = os.listdir(state_dir(box) / "run" / "claims")
-        for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+        for event in ("SessionStart", "SessionEnd"):
             assert any(f"-{event}-" in name for name in claims), (event, claims)
+        plugin_hooks = plugin.hooks_json()["hooks"]
+        assert settings["hooks"]["UserPromptSubmit"] == plugin_hooks["UserPromptSubmit"]
     finally:
         memory_tool(box, "uninstall")
     assert "hooks" not in json.loads(box.settings_path.read_text())

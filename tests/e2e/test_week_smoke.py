@@ -103,6 +103,8 @@ def test_a_mini_week_measures_known_controls(tmp_path: Path) -> None:
     assert any(s["fact"] == "OLD" for s in result["stale"]["items"])
     assert result["noise"]["requests"] >= 1
     assert any(leak.get("secret") == SECRET for leak in result["leaks"])
+    # The harness wires the hooks as installed (an HTTP hook to the sandbox's own server port).
+    assert result["hook_errors"] == []
     # Every session's first request was recorded; the clock reached the hooks.
     assert all(r["rc"] == 0 and r["requests"] >= 1 for r in record["runs"]), record["warnings"]
     assert {r["day"] for r in record["runs"]} == {1, 2}
@@ -118,6 +120,13 @@ def test_context_lines_drop_the_clients_own_lines_and_the_prompt() -> None:
     assert measure.context_lines(request, baseline, "fix the bug") == ["Use httpx."]
 
 
+def test_an_index_lines_pointer_is_not_the_fact() -> None:
+    rx = measure.fact_regex({"match": r"\bhttpx\b"})
+    pointer = "- [use-httpx-instead](feedback_use_httpx.md) — rule captured 2026-11-16"
+    described = "- [use-httpx-instead](feedback_use_httpx.md) — Use httpx, not requests."
+    assert measure.hits([pointer, described], rx) == [described]
+
+
 def test_a_line_with_the_old_fact_and_its_replacement_is_not_stale() -> None:
     facts = {
         "old": {"match": "pandas", "superseded_by": "new"},
@@ -131,4 +140,5 @@ def test_mangled_text_is_named() -> None:
     assert measure.mangled_reasons("no, use httpx instead of requests") == ["lead-in"]
     assert measure.mangled_reasons("[DECISION] Keys live in Redis.") == ["raw tag"]
     assert measure.mangled_reasons("Keys live in Redis. done") == ["trailing word"]
+    assert measure.mangled_reasons("The user is Dana, I work on payments.") == ["mixed person"]
     assert measure.mangled_reasons("Use httpx instead of requests.") == []
