@@ -196,6 +196,13 @@ def test_show_prints_the_chain_with_dates(palace: Path) -> None:
     assert f"newer: {b} (live, from {TODAY})" in old.output
     new = runner.invoke(main, ["show", b])
     assert f"older: {a} (superseded, to {TODAY})" in new.output
+    listed = runner.invoke(main, ["list", "--type", "project"]).output.splitlines()
+    assert next(x for x in listed if x.startswith(a)).endswith("(superseded)")
+    assert not next(x for x in listed if x.startswith(b)).endswith(")")
+    rows = json.loads(runner.invoke(main, ["list", "--json"]).output)
+    assert {r["id"]: r["status"] for r in rows if r["id"] in (a, b)} == {
+        a: "superseded", b: "live"
+    }  # fmt: skip
 
 
 def test_doctor_names_broken_chains(palace: Path) -> None:

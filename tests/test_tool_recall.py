@@ -431,3 +431,34 @@ def test_a_dotted_name_of_plain_words_finds_the_memory_that_names_it(project: Pa
     error = "Exit code 1\nValueError: numpy.dtype size changed, may indicate binary incompatibility"
     assert "pin numpy<2" in fail(project, "python -c 'import pandas'", error)
     assert fail(project, "python x.py", "Exit code 1\nValueError: numpy failed", "f2") == ""
+
+
+def test_add_path_ties_a_memory_to_files(project: Path) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli.main import main
+
+    runner = CliRunner()
+    args = ["add", "--cwd", str(project), "--type", "feedback", "--path", "src/api/*.generated.ts",
+            "--path", "schema.graphql", GENERATED]  # fmt: skip
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    saved = next(memory_dir(project).glob("feedback_*.md")).read_text()
+    assert "src/api/*.generated.ts" in saved and "schema.graphql" in saved
+    assert "never edit by hand" in read(project, "api/schema.graphql")
+    bad = runner.invoke(main, ["add", "--cwd", str(project), "--path", " ", "x y z"])
+    assert bad.exit_code != 0 and "--path" in bad.output
+
+
+def test_a_subagent_has_its_own_record_of_what_tool_recall_gave(project: Path) -> None:
+    """A subagent's hooks carry the parent's session id and their own agent id: the memory the
+    main session got is not in the subagent's context, so it gets it too, once."""
+    write_memory(
+        memory_dir(project), "feedback_codegen.md", GENERATED, type_="feedback",
+        paths=["src/api/*.generated.ts"],
+    )  # fmt: skip
+    index(project)
+    assert "never edit by hand" in read(project, "src/api/a.generated.ts")
+    assert "never edit by hand" in read(project, "src/api/a.generated.ts", agent_id="sub1")
+    assert read(project, "src/api/a.generated.ts", agent_id="sub1") == ""
+    assert read(project, "src/api/a.generated.ts") == ""

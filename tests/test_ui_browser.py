@@ -331,3 +331,62 @@ def test_the_screenshot_script_writes_a_png_of_every_main_page(
         data = shot.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page, not a blank
     assert not (tmp_path / "demo").exists()  # the demo palace is cleaned away
+
+
+def test_projects_show_name_and_path_and_a_worktree_is_its_repository(
+    tab: Tab, sandbox: Path
+) -> None:
+    """Claude Code files a session in a linked worktree under that folder's own key: the UI
+    lists the repository once, by its name and path, and its worktree's sessions with it; the
+    inbox's headings and a room's table name projects, not their keys."""
+    from helpers import add_worktree, write_memory
+
+    from memory_tool.store.index import open_index
+    from memory_tool.store.palace import add_memory
+    from memory_tool.tiers import inbox
+
+    repo, worktree = sandbox / "src" / "pipeline", sandbox / "src" / "pipeline-wt"
+    repo.mkdir(parents=True)
+    add_worktree(repo, worktree)
+    key, wt_key = paths.project_key(repo), paths.sanitize_path(str(worktree.resolve()))
+    assert paths.project_key(worktree) == key != wt_key
+    write_memory(paths.project_memory_dir(repo), "project_kafka.md",
+                 "The pipeline reads from Kafka ZKAFKAQ.", type_="project")  # fmt: skip
+    transcripts = paths.projects_dir() / wt_key
+    transcripts.mkdir(parents=True)
+    # A session in the worktree: its transcript records where it ran.
+    text = (Path(__file__).parent / "data" / "transcripts" / "session_basic.jsonl").read_text()
+    (transcripts / "8d0c5f3e-2b7a-4c1e-9f6d-1a2b3c4d5e6f.jsonl").write_text(
+        text.replace("/home/dev/upload-svc", str(worktree))
+    )
+    inbox.write_candidates([("gotcha", "Offsets drop when the consumer group rebalances.")],
+                           session="s1", project=key, cwd=str(repo), day="2026-11-29")  # fmt: skip
+    inbox.write_candidates([("decision", "Batch size stays at 500 records per poll.")],
+                           session="s2", project=wt_key, cwd=str(worktree),
+                           day="2026-11-29")  # fmt: skip
+    with open_index() as idx:
+        mem = add_memory(idx, "Migrations for the pipeline run nightly ZNIGHTQ.", type_="note",
+                         cwd=repo, room="database")  # fmt: skip
+        idx.refresh()  # the sessions too, as the background refresh does
+        assert wt_key in idx.distinct_values("project")
+
+    label = "pipeline — ~/src/pipeline"
+    tab.open("/brief")
+    options = tab.page.locator("form.picker select[name=project] option").all_inner_texts()
+    assert label in options
+    assert not [o for o in options if "pipeline-wt" in o or o.startswith("-")], options
+    tab.open(f"/sessions?project={wt_key}")  # the worktree's key opens its repository
+    picked = tab.page.locator("form.picker select[name=project] option:checked").inner_text()
+    assert picked == label
+
+    tab.open("/inbox")
+    headings = tab.page.locator("main h2").all_inner_texts()
+    (theirs,) = [h for h in headings if h.startswith(label)]
+    assert theirs.endswith("2")  # the worktree's candidate is the repository's
+    assert not [h for h in headings if key in h or wt_key in h], headings
+
+    tab.open("/rooms?room=database")
+    row = tab.page.locator("tr", has_text=mem.id)
+    assert row.locator("td").nth(2).inner_text() == "pipeline"
+    assert key not in tab.page.locator("main").inner_text()
+    assert tab.errors == []

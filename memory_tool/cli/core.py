@@ -12,6 +12,7 @@ from ..base.config import load_config, today
 from ..recall.depth import check_ids
 from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
 from ..recall.wake import build_brief
+from ..store.globs import read_globs
 from ..store.index import open_index
 from ..store.palace import WRITABLE_TYPES, add_memory, init_palace, resolve_type
 from .app import domain_errors, ensure_built, main, unknown_filters
@@ -100,6 +101,8 @@ def _print_why(explanation: Any) -> None:
 
 
 def _entry_row(e: Any) -> dict[str, Any]:
+    from ..store.entry import status
+
     return {
         "id": e.id,
         "type": e.type,
@@ -110,6 +113,7 @@ def _entry_row(e: Any) -> dict[str, Any]:
         "description": e.description,
         "path": e.path,
         "tokens": e.full_tokens,
+        "status": status(e),  # live, superseded, forgotten, ended, pending
     }
 
 
@@ -152,9 +156,15 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
         rows = [_entry_row(e) | ({"loaded": e.id in chosen} if layer else {}) for e in entries]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
+    from ..store.entry import status
+
     for e in entries:
         mark = ("* " if e.id in chosen else "  ") if layer else ""
-        click.echo(f"{mark}{e.id}  {e.type:<9} {e.room or '-':<14} {e.created or '?':<10} {e.name}")
+        state = status(e)
+        tail = f" ({state})" if state != "live" else ""
+        click.echo(
+            f"{mark}{e.id}  {e.type:<9} {e.room or '-':<14} {e.created or '?':<10} {e.name}{tail}"
+        )
     if not entries:
         click.echo("no memories")
 
@@ -264,6 +274,14 @@ def supersede(old_id: str, new_id: str) -> None:
     is_flag=True,
     help="With --room: recalled in every project (default: only in the project of --cwd).",
 )
+@click.option(
+    "--path",
+    "globs",
+    multiple=True,
+    metavar="GLOB",
+    help="Tie it to files (repeatable): it comes when Claude reads or edits one "
+    "(e.g. 'db/migrations/*.py', relative to the working tree).",
+)
 @team_option
 @cwd_option
 @json_option
@@ -279,6 +297,7 @@ def add(
     always: bool,
     force: bool,
     global_: bool,
+    globs: tuple[str, ...],
     team: str | None,
     cwd: str,
     as_json: bool,
@@ -295,6 +314,10 @@ def add(
     anyway."""
     type_ = resolve_type(type_, room=room, tier=tier, global_=global_)
     created: list[bool] = []
+    bad = [g for g in globs if not read_globs(g)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is no file glob", param_hint="--path")
+    tied = read_globs(list(globs))
     with open_index() as idx:
         entry = add_memory(
             idx,
@@ -311,6 +334,7 @@ def add(
             force=force,
             global_=global_,
             team=team,
+            extra={"paths": tied} if tied else None,
         )
     pushed = publish_team(team) if team and created[0] else None
     if as_json:

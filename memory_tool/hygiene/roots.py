@@ -9,7 +9,7 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..base import paths
@@ -35,14 +35,8 @@ def known_roots(idx: Index) -> dict[str, str]:
     return idx.meta_with_prefix(ROOT_META_PREFIX)
 
 
-def _root_from_transcripts(key: str) -> str | None:
-    """Claude Code's transcripts record the session's cwd; sessions started in a subfolder are
-    filed under a longer key that starts with this one."""
-    base = paths.projects_dir()
-    try:
-        dirs = [d for d in base.iterdir() if d.name == key or d.name.startswith(key + "-")]
-    except OSError:
-        return None
+def _transcript_cwds(dirs: list[Path]) -> Iterator[str]:
+    """The existing folders the latest transcripts in ``dirs`` (shortest name first) ran in."""
     for d in sorted(dirs, key=lambda d: len(d.name)):
         try:
             files = sorted(d.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
@@ -55,11 +49,33 @@ def _root_from_transcripts(key: str) -> str | None:
                         if n >= TRANSCRIPT_HEAD_LINES:
                             break
                         cwd = _json_cwd(line)
-                        if cwd and os.path.isdir(cwd) and paths.project_key(cwd) == key:
-                            return str(paths.project_root(cwd))
+                        if cwd and os.path.isdir(cwd):
+                            yield cwd
             except OSError:
                 continue
+
+
+def _root_from_transcripts(key: str) -> str | None:
+    """Claude Code's transcripts record the session's cwd; sessions started in a subfolder are
+    filed under a longer key that starts with this one."""
+    base = paths.projects_dir()
+    try:
+        dirs = [d for d in base.iterdir() if d.name == key or d.name.startswith(key + "-")]
+    except OSError:
+        return None
+    for cwd in _transcript_cwds(dirs):
+        if paths.project_key(cwd) == key:
+            return str(paths.project_root(cwd))
     return None
+
+
+def owner_of(key: str) -> str:
+    """The project a transcript folder's sessions belong to: Claude Code files a session in a
+    linked worktree (or a subfolder) under that folder's own key, while its memory is the
+    repository's (``paths.project_key``). ``key`` itself when its transcripts do not say."""
+    for cwd in _transcript_cwds([paths.projects_dir() / key]):
+        return paths.project_key(cwd)
+    return key
 
 
 def _json_cwd(line: str) -> str | None:

@@ -14,7 +14,7 @@ from ..base.errors import MemoryToolError
 from ..store.entry import history_label
 from ..store.entry import status as status_of
 from ..store.lifecycle import chain
-from .render import facts, fresh, index, open_project, render, settings_of
+from .render import by_key, facts, fresh, index, open_project, projects, render, settings_of
 
 # Search shows this many hits: a page of ids, as `memory-tool search --limit 20`.
 SEARCH_LIMIT = 20
@@ -130,6 +130,7 @@ def rooms(request: Any) -> Any:
         preview=preview,
         projects=found,
         project=project,
+        owners=by_key(found),
     )
 
 
@@ -248,10 +249,16 @@ def inbox_view(
     s = settings_of(request)
     here = paths.project_key(s.cwd)
     waiting = list_candidates()
+    with index() as idx:
+        owners = by_key(projects(idx, s.cwd))
     groups: dict[str, list[Any]] = defaultdict(list)
-    for c in waiting:
-        groups[c.project].append(c)
-    ordered = sorted(groups.items(), key=lambda kv: (kv[0] != here, kv[0]))
+    for c in waiting:  # a worktree's candidates under its repository
+        groups[owners[c.project].key if c.project in owners else c.project].append(c)
+
+    def order(key: str) -> tuple[bool, str]:
+        return key != here, owners[key].name.lower() if key in owners else key
+
+    ordered = sorted(groups.items(), key=lambda kv: order(kv[0]))
     compiled = compiled_rooms()
     return render(
         request,
@@ -259,6 +266,7 @@ def inbox_view(
         status=status,
         groups=ordered,
         here=here,
+        owners=owners,
         rooms=[r for r in compiled.names if injects(r, compiled)],
         form_error=error,
         draft=draft or {},
@@ -275,11 +283,13 @@ def sessions(request: Any) -> Any:
         found, project = open_project(idx, s.cwd, request.query_params.get("project"))
         if project is None:
             return _not_found(request, "no such project: pick one from the list")
-        cold = idx.current(idx.entries(source="cold", project=project.key))
+        cold = idx.current(e for k in project.keys for e in idx.entries(source="cold", project=k))
         wiki = idx.current(idx.entries(source="wiki"))
+        owners = by_key(found)
         counts = {p.key: 0 for p in found}
         for e in idx.entries(source="cold"):
-            counts[e.project] = counts.get(e.project, 0) + 1
+            key = owners[e.project].key if e.project in owners else e.project
+            counts[key] = counts.get(key, 0) + 1
     cold.sort(key=lambda e: (e.created, e.path), reverse=True)
     days: dict[str, list[Any]] = defaultdict(list)
     for e in cold:

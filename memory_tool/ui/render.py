@@ -4,7 +4,8 @@ as text), the run's settings, the project list, and how a memory is summed up in
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,22 @@ class Project:
     key: str
     root: str | None  # the folder it stands for, when known
     here: bool  # the project `memory-tool ui` was started in
+    # Other keys that are this project: Claude Code files a session in a linked worktree (or a
+    # subfolder) under that folder's own key, while the memory is the repository's.
+    aliases: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         return self.root or self.key
+
+    @property
+    def name(self) -> str:
+        """What a person calls it: its folder's name (the key only when no folder is known)."""
+        return Path(self.root).name if self.root else self.key
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.key, *self.aliases)
 
 
 def settings_of(request: Any) -> Settings:
@@ -74,21 +87,46 @@ def fresh(idx: Index, cwd: str) -> None:
 def projects(idx: Index, cwd: str) -> list[Project]:
     """Every project memory knows of (a Claude Code memory folder, memories or cold summaries of
     its own), the one ``cwd`` is in first, each with its folder where that is known."""
-    from ..hygiene.roots import discover_roots
+    from ..hygiene.roots import discover_roots, owner_of
     from ..store import tree
 
     here = paths.project_key(cwd)
     keys = {f.project for f in tree.claude_folders()} | set(idx.distinct_values("project"))
     keys.add(here)
     roots = discover_roots(idx, sorted(keys))
-    found = [Project(key, roots.get(key), key == here) for key in keys]
-    return sorted(found, key=lambda p: (not p.here, p.label))
+    owner = {key: _owner(key, roots.get(key), owner_of) for key in keys}
+    for key, main in owner.items():  # a repository known only through its worktrees' sessions
+        root = roots.get(key)
+        if main != key and not roots.get(main) and root:
+            roots[main] = str(paths.project_root(root))
+    found = [
+        Project(main, roots.get(main), main == here,
+                tuple(sorted(k for k, o in owner.items() if o == main and k != main)))
+        for main in set(owner.values())
+    ]  # fmt: skip
+    return sorted(found, key=lambda p: (not p.here, p.name.lower(), p.label))
+
+
+def _owner(key: str, root: str | None, from_transcripts: Callable[[str], str]) -> str:
+    """The project ``key`` belongs to: the key of its folder's repository (a linked worktree or a
+    subfolder of a repository belongs to the repository, as Claude Code keys memory), else
+    itself. Without a known folder, where its sessions ran says (``from_transcripts``)."""
+    if paths.project_dir_name_override():
+        return key
+    if root is None or not os.path.isdir(root):
+        return from_transcripts(key)
+    return paths.project_key(root)
+
+
+def by_key(found: list[Project]) -> dict[str, Project]:
+    """Every key (aliases too) to its project: what a page shows for a memory's ``project``."""
+    return {k: p for p in found for k in p.keys}
 
 
 def chosen_project(found: list[Project], key: str | None) -> Project | None:
     if not key:
         return found[0] if found else None
-    return next((p for p in found if p.key == key), None)
+    return next((p for p in found if key in p.keys), None)
 
 
 def open_project(idx: Index, cwd: str, key: str | None) -> tuple[list[Project], Project | None]:
