@@ -29,8 +29,9 @@ from memory_tool.cli.main import main  # noqa: E402
 from memory_tool.mcp import server  # noqa: E402
 
 TOKEN_LINE = re.compile(r"\[(\d+) tokens\]\n\Z")
-# A memory far over one answer's budget (the index reads files up to 256 KB).
-HUGE_WORDS = 30_000
+# A memory far over one answer's budget (32,000 characters, 8,000 tokens) but under the 256 KB
+# a memory file may hold (a larger one is not read at all: entry.MAX_FILE_BYTES): ~190 KB.
+HUGE_WORDS = 15_000
 # Memories of about this many tokens: three fit one get, a dozen do not.
 BIG_TOKENS = 2_500
 

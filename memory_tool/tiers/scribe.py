@@ -514,7 +514,9 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             state = load_state(session_id)
             if state is None:
                 return None
-            if digest.update_from_transcript(state):
+            changed = digest.update_from_transcript(state)
+            # The signals of what was said, read here rather than in the hooks (see digest).
+            if digest.scan_signals(state) or changed:
                 state["generation"] += 1
                 write_hot_file(state)
                 save_state(state)
