@@ -268,6 +268,7 @@ def write_cold(idx: Index, state: dict[str, Any]) -> Entry:
     warm_tokens(
         idx,
         [tiers.cold_latest_heading(entry.id), tiers.COLD_SEARCH_HEADING, tiers.WIKI_HEADING]
+        + [tiers.cold_pointer(entry)]
         + tiers.cold_body_lines(entry.body),
     )
     return entry
