@@ -532,3 +532,14 @@ def test_captures_compete_for_l2_and_never_displace_a_pinned_memory(
 )
 def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
     assert capture.same_fact(new, old) is same
+
+
+def test_a_team_palace_memory_that_says_it_is_a_repeat_and_stays_untouched(
+    project: Path, state: Path
+) -> None:
+    room = state / "teams" / "acme" / "rooms" / "testing"
+    path = write_memory(room, "mypy.md", "Always run mypy before committing.", type_="feedback")
+    before = path.read_text()
+    session(project, [("user", "Always run mypy before committing.")])
+    assert memories(project) == {}
+    assert path.read_text() == before  # a team's memory is shared: not refreshed from here
