@@ -159,14 +159,20 @@ def _tee_stop_answers(box: Sandbox) -> Path:
     (an empty file for an empty answer), and run the same hook for SubagentStop too."""
     out = box.root / "stop-answers"
     out.mkdir()
+    from memory_tool.runtime.settings import hook_command
+
     settings = box.read_settings()
     (group,) = settings["hooks"]["Stop"]
     (handler,) = group["hooks"]
-    ours = handler["command"]
+    # An HTTP Stop hook (the default since issue 24) cannot be teed: its command twin runs the
+    # same front end (dispatch) the server runs; the HTTP answer's shape is tested in
+    # tests/test_hook_http.py.
+    ours = handler.get("command") or hook_command("Stop")
     for event in ("Stop", "SubagentStop"):
         command = ours.removesuffix(" Stop") + f" {event}"
         tee = f'{command} | tee "{out}/{event}-$(date +%s%N).json"'
-        settings["hooks"][event] = [{"hooks": [{**handler, "command": tee}]}]
+        tee_handler = {"type": "command", "command": tee, "timeout": handler["timeout"]}
+        settings["hooks"][event] = [{"hooks": [tee_handler]}]
     box.write_settings(settings)
     return out
 
