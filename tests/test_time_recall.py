@@ -142,6 +142,8 @@ def test_an_event_nothing_matches_leaves_the_ranking_to_the_words(project: Path)
 
 
 def test_no_time_words_rank_exactly_as_without_time(project: Path) -> None:
+    # (No memory here is superseded, and no question asks about the user's likes: the other
+    # two things a question's intent changes.)
     release_history(project)
     write_memory(
         paths.state_root() / "wiki", "rate.md", "The API rate limit is 100 requests a minute.",
@@ -151,7 +153,7 @@ def test_no_time_words_rank_exactly_as_without_time(project: Path) -> None:
         "what did we change in the release script",
         "docker build arm64",
         "rate limit",
-        "how should I write this commit?",
+        "who wrote the commit hook?",
         "login test flaky",
     ]
     with open_index() as idx:

@@ -15,6 +15,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from ..base.record import record
+from .prefs import asks_preference, expansion
 from .when import When
 from .when import parse as parse_when
 
@@ -87,6 +88,9 @@ NEWER_WITHIN = 0.5
 # Only the top hits are compared (pairs: cheap), each by its first characters.
 SUBJECT_SCAN = 10
 SUBJECT_CHARS = 1_000
+# A question about the user's own likes and setup (store/prefs.py): what the user said about
+# themselves (``user`` memories) counts this much more.
+USER_BOOST = 1.0
 # Entries dated inside the window that share no word with the query join the hits at this share
 # of the best score: "what did we fix yesterday?" asks for yesterday's session, which may never
 # say "fix". Above OUTSIDE_WINDOW, so they pass word matches from outside the window.
@@ -150,10 +154,11 @@ def fts_query(text: str) -> str | None:
     return _match(query_terms(text))
 
 
-def _match(terms: list[str]) -> str | None:
-    if not terms:
+def _match(terms: list[str], extra: list[str] | None = None) -> str | None:
+    """``terms`` with a proximity match for each adjacent pair; ``extra`` words only alone."""
+    if not terms and not extra:
         return None
-    parts = [f'"{t}"' for t in terms]
+    parts = [f'"{t}"' for t in [*terms, *(extra or [])]]
     pairs = list(zip(terms[:-1], terms[1:], strict=True))[:MAX_NEAR_PAIRS]
     parts += [f'NEAR("{a}" "{b}", {NEAR_DISTANCE})' for a, b in pairs]
     return " OR ".join(parts)
@@ -261,8 +266,9 @@ def search(
     leave out superseded, forgotten and out-of-date memories (what a loaded layer may hold);
     without it they are found too, as history (their summary says so), below what replaced
     them. ``now``: the day time words in the query count from (default today). ``intent``:
-    read what a question asks beyond its words (its time words; the latest version first); a
-    task prompt's room recall and a duplicate check do not."""
+    read what a question asks beyond its words (its time words; the latest version first; the
+    user's own likes for a question about them); a task prompt's room recall and a duplicate
+    check do not."""
     from ..base.config import today
     from .index import live_params, live_sql, row_to_entry, text_only_sql
 
@@ -271,7 +277,9 @@ def search(
     if asked is not None:
         query = asked.rest
     terms = query_terms(query)
-    match = _match(terms)
+    prefer = intent and bool(terms) and asks_preference(query)
+    more = expansion(terms)[: max(0, MAX_QUERY_TERMS - len(terms))] if prefer else []
+    match = _match(terms, more)
     hits: list[Hit] = []
     filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
@@ -329,6 +337,11 @@ def search(
                     sql.replace(" ORDER BY", " AND e.created >= ? AND e.created <= ? ORDER BY"),
                     [*params[:-1], lo or "0000", hi or "9999", params[-1]],
                 ).fetchall()
+            if prefer:
+                # What the user said about themselves joins the candidates.
+                ranked += idx.conn.execute(
+                    sql.replace(" ORDER BY", " AND e.type = 'user' ORDER BY"), params
+                ).fetchall()
             scores = {r["rid"]: float(r["r"]) for r in ranked}
             marks = ",".join("?" * len(scores))
             rows = (
@@ -347,7 +360,8 @@ def search(
             rel = -scores[row["rid"]]
             prior = 1 + IMPORTANCE_BOOST * (entry.importance - 3)
             recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
-            hits.append(Hit(entry, rel * prior * recency))
+            own = 1 + USER_BOOST if prefer and entry.type == "user" else 1
+            hits.append(Hit(entry, rel * prior * recency * own))
         hits.sort(key=lambda h: (-h.score, h.entry.id))
         # With time words, hits below the cut may rise by their date: boost every one.
         _boost_coverage(hits, cover, limit if asked is None else len(hits))
