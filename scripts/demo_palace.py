@@ -14,6 +14,7 @@ from typing import Any
 
 from memory_tool.base import paths
 from memory_tool.base.fsutil import atomic_write_text
+from memory_tool.hygiene.roots import remember_root
 from memory_tool.store import lifecycle
 from memory_tool.store.index import open_index
 from memory_tool.store.palace import add_memory, init_palace
@@ -230,6 +231,7 @@ def build(base: Path, hostile: bool = False) -> dict[str, Any]:
         # replaced an older rule, a tagged decision, and one the person forgot again.
         other = base / "work" / "events"
         (other / ".git").mkdir(parents=True, exist_ok=True)
+        remember_root(idx, other)  # the UI names the project by its folder, not its key
         session = "5e55a0b1-demo"
 
         def capture(label: str, text: str, type_: str, signal: str, quoted: str) -> None:

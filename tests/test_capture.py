@@ -115,6 +115,10 @@ def set_config(state: Path, text: str) -> None:
          [("heuristic", "Never use tabs in them.")]),
         ("No tests should touch the network",
          [("heuristic", "No tests should touch the network.")]),
+        ("don't mock the database in the repo-12 tests; use the test container",
+         [("rule", "Don't mock the database in the repo-12 tests; use the test container.")]),
+        ("Never push to main; always open a PR.",
+         [("rule", "Never push to main."), ("rule", "Always open a PR.")]),
         ("Why does it always fail on CI?", []),
         ("Add a CSV export to the reports page", []),
         ("Don't know why this fails", []),
@@ -475,7 +479,7 @@ def test_the_first_brief_after_a_capture_says_what_was_learned_once(
         f"Learned in the last session: 1 rule, 1 decision ({rule}, {decision}); "
         "undo: `memory-tool forget ID`\n"
     ) in brief
-    assert "Memory hygiene: 1 waiting in the inbox: memory-tool inbox" in brief
+    assert "Memory hygiene: 1 in the inbox: memory-tool inbox" in brief
     assert "timeout" not in brief  # forgotten before the brief: not loaded, not announced
     again = start(project)
     assert "Learned in" not in again and "Use httpx instead of requests." in again
@@ -483,7 +487,7 @@ def test_the_first_brief_after_a_capture_says_what_was_learned_once(
     assert "Learned in" not in start(project, "resume")
     (candidate,) = inbox.list_candidates()
     inbox.reject(candidate.id)
-    assert "waiting in the inbox" not in start(project)
+    assert "in the inbox" not in start(project)
 
 
 def test_captures_compete_for_l2_and_never_displace_a_pinned_memory(
@@ -514,3 +518,28 @@ def test_captures_compete_for_l2_and_never_displace_a_pinned_memory(
     text = data["text"]
     assert all(f"Pinned fact number {n} " in text for n in range(14))
     assert "- 2 more project facts: memory-tool list --layer L2" in text
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "same"),
+    [
+        ("Use httpx instead of requests.", "Prefer httpx over requests for HTTP calls.", True),
+        ("Use httpx instead of requests.", "Use requests instead of httpx.", False),
+        ("Use httpx instead of requests.", "Never use httpx or requests.", False),
+        ("Never deploy service 1 on Fridays.", "Never deploy service 2 on Fridays.", False),
+        ("Never log webhook bodies.", "remember: never log the webhook bodies", True),
+    ],
+)
+def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
+    assert capture.same_fact(new, old) is same
+
+
+def test_a_team_palace_memory_that_says_it_is_a_repeat_and_stays_untouched(
+    project: Path, state: Path
+) -> None:
+    room = state / "teams" / "acme" / "rooms" / "testing"
+    path = write_memory(room, "mypy.md", "Always run mypy before committing.", type_="feedback")
+    before = path.read_text()
+    session(project, [("user", "Always run mypy before committing.")])
+    assert memories(project) == {}
+    assert path.read_text() == before  # a team's memory is shared: not refreshed from here

@@ -272,6 +272,41 @@ def test_resume_then_where_were_we_carries_the_latest_summary_once(project: Path
     assert LONG_SID  # the summary given is the other session's (the fixture's long one)
 
 
+DBT_RULE = "Always run dbt with --target dev before a prod run."
+
+
+def test_one_fact_reaches_a_request_once_whatever_carries_it(project: Path) -> None:
+    """A week of sessions each noted the same dbt rule the brief holds: resuming, then asking
+    about the failing models, the rule reaches the request once (the brief's), not once per
+    summary (it was 7 times in one request)."""
+    write_memory(paths.project_memory_dir(project), "feedback_dbt.md", DBT_RULE, type_="feedback")
+    cold = paths.palace_dir("cold") / paths.project_key(project)
+    for day in range(23, 29):
+        body = (
+            f"Task: fix the nightly dbt models, part {day}.\n\n## Decisions\n"
+            f"- User: always run dbt with --target dev before a prod run\n"
+            f"- The orders model {day} joins on order_id now.\n\n## Stats\n"
+            "3 prompts, 6 tool calls, 2 files edited; a short session, kept whole.\n"
+        )
+        path = write_memory(cold, f"2026-11-{day}-0000{day}aa.md", body, type_="cold")
+        os.utime(path, (1795000000 + day * 3600,) * 2)
+    with open_index() as idx:
+        idx.refresh(project)
+    resumed = brief(project, "resume", session="s-dbt")
+    asked = prompt_context(project, "the dbt target models are still failing", "s-dbt")
+    assert "## Earlier sessions that match (cold memory)" in asked  # the debug situation
+    assert "## Latest earlier session of this project (cold memory)" in resumed
+    rule = "run dbt with --target dev"
+    # The brief's rule line (and its closing recap, by design) carry it; no cold block does.
+    carrying = [x for x in (resumed + asked).lower().splitlines() if rule in x]
+    assert len(carrying) == 2 and carrying[0].startswith("- [f-"), carrying
+    assert carrying[1].startswith("recap of the rules"), carrying
+    assert "orders model 28 joins" in resumed  # what the summaries add still comes
+    # A new session's "where were we?" on its own: the summary's line comes, once.
+    fresh = prompt_context(project, "where were we?", "s-new")
+    assert fresh.lower().count("run dbt with --target dev") == 1
+
+
 # --- subagents, forks, compaction -----------------------------------------------------------------
 CRITICAL = (
     "Never run database migrations against production by hand. Why: a manual migration dropped "

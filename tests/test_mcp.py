@@ -29,8 +29,9 @@ from memory_tool.cli.main import main  # noqa: E402
 from memory_tool.mcp import server  # noqa: E402
 
 TOKEN_LINE = re.compile(r"\[(\d+) tokens\]\n\Z")
-# A memory far over one answer's budget (the index reads files up to 256 KB).
-HUGE_WORDS = 30_000
+# A memory far over one answer's budget (32,000 characters, 8,000 tokens) but under the 256 KB
+# a memory file may hold (a larger one is not read at all: entry.MAX_FILE_BYTES): ~190 KB.
+HUGE_WORDS = 15_000
 # Memories of about this many tokens: three fit one get, a dozen do not.
 BIG_TOKENS = 2_500
 
@@ -275,6 +276,16 @@ def test_add_saves_redacted_without_private_parts_once(mcp: Client) -> None:
     again = mcp.ok("add", {"text": text, "room": "billing"})
     assert again.startswith(f"already saved {m.group(1)} -> {m.group(2)}")
     assert m.group(1) in ids_of(mcp.ok("search", {"query": "billing webhooks retry"}))
+
+
+def test_add_ties_a_memory_to_files(mcp: Client) -> None:
+    saved = mcp.ok(
+        "add",
+        {"text": "Migrations run with --lock in CI.", "type": "feedback",
+         "paths": ["db/migrations/*.py", " "]},
+    )  # fmt: skip
+    path = Path(saved.splitlines()[0].split(" -> ")[1])
+    assert "db/migrations/*.py" in path.read_text(encoding="utf-8")
 
 
 def test_forget_retires_a_memory_search_still_finds_it_and_undo_brings_it_back(

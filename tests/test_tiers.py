@@ -33,7 +33,7 @@ def _hot(sid: str = LONG_SID) -> str:
 
 def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=22)
-    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)), scan=True)
     hot = _hot()
     assert "## Current task\nAdd idempotency keys to POST /charges" in hot
     assert "Store idempotency records in Redis with a 24 h TTL" in hot  # a [DECISION] line
@@ -46,7 +46,7 @@ def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) 
     assert "edited app/routes/charges.py" in hot
 
     append_rest("tiers_long", transcript)
-    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)), scan=True)
     hot = _hot()
     actions = hot.split("## Last actions\n")[1].split("\n\n")[0].splitlines()
     assert len(actions) == HOT_ACTIONS  # the last 5, no more
@@ -61,7 +61,9 @@ def test_hot_file_holds_task_decisions_last_actions_and_blockers(project: Path) 
 
 def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) -> None:
     transcript = install_transcript("tiers_long", project, lines=10)
-    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    state = digest.update_session(
+        as_event(payload("Stop", "tiers_long", project, transcript)), scan=True
+    )
     assert state is not None
     first_offset = state["offset"]
     assert first_offset == transcript.stat().st_size
@@ -75,14 +77,18 @@ def test_transcript_is_read_incrementally_from_the_stored_offset(project: Path) 
     transcript.write_bytes(bytes(raw))
     append_rest("tiers_long", transcript)
 
-    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    state = digest.update_session(
+        as_event(payload("Stop", "tiers_long", project, transcript)), scan=True
+    )
     assert state is not None
     assert state["offset"] == transcript.stat().st_size > first_offset
     assert state["first_task"].startswith("Add idempotency keys")
     assert state["tool_calls"] == 25 and calls_before < 25
     # Nothing new: nothing changes, the generation stays.
     generation = state["generation"]
-    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    state = digest.update_session(
+        as_event(payload("Stop", "tiers_long", project, transcript)), scan=True
+    )
     assert state is not None and state["generation"] == generation
 
 
@@ -90,11 +96,13 @@ def test_the_same_transcript_named_another_way_is_not_read_twice(project: Path) 
     import os
 
     transcript = install_transcript("tiers_long", project)
-    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    state = digest.update_session(
+        as_event(payload("Stop", "tiers_long", project, transcript)), scan=True
+    )
     assert state is not None and state["tool_calls"] == 25
     link = transcript.parent / "alias.jsonl"
     os.symlink(transcript, link)  # or a relative path: the same file
-    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, link)))
+    state = digest.update_session(as_event(payload("Stop", "tiers_long", project, link)), scan=True)
     assert state is not None and state["tool_calls"] == 25  # not 50
 
 
@@ -120,7 +128,7 @@ def test_nothing_private_secret_or_injected_reaches_the_hot_tier(
     project: Path, state: Path
 ) -> None:
     transcript = install_transcript("tiers_long", project)
-    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)), scan=True)
     digest.on_prompt(
         as_event(
             {
@@ -194,7 +202,7 @@ def test_resume_units_are_exactly_counted_and_within_budget(project: Path) -> No
 
 def test_steady_prompt_path_never_loads_the_tokenizer_or_yaml(project: Path, state: Path) -> None:
     transcript = install_transcript("tiers_long", project)
-    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)))
+    digest.update_session(as_event(payload("Stop", "tiers_long", project, transcript)), scan=True)
     scribe.run(LONG_SID)  # what the Stop hook starts: warms the counts of what may be injected
     probe = (
         "import json, sys\n"

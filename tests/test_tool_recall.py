@@ -448,3 +448,17 @@ def test_add_path_ties_a_memory_to_files(project: Path) -> None:
     assert "never edit by hand" in read(project, "api/schema.graphql")
     bad = runner.invoke(main, ["add", "--cwd", str(project), "--path", " ", "x y z"])
     assert bad.exit_code != 0 and "--path" in bad.output
+
+
+def test_a_subagent_has_its_own_record_of_what_tool_recall_gave(project: Path) -> None:
+    """A subagent's hooks carry the parent's session id and their own agent id: the memory the
+    main session got is not in the subagent's context, so it gets it too, once."""
+    write_memory(
+        memory_dir(project), "feedback_codegen.md", GENERATED, type_="feedback",
+        paths=["src/api/*.generated.ts"],
+    )  # fmt: skip
+    index(project)
+    assert "never edit by hand" in read(project, "src/api/a.generated.ts")
+    assert "never edit by hand" in read(project, "src/api/a.generated.ts", agent_id="sub1")
+    assert read(project, "src/api/a.generated.ts", agent_id="sub1") == ""
+    assert read(project, "src/api/a.generated.ts") == ""

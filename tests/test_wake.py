@@ -248,7 +248,8 @@ def test_broken_frontmatter_never_reaches_the_brief_as_text(project: Path) -> No
     assert picked["feedback_broken.md"].name == "broken"
     assert picked["feedback_broken.md"].type == "feedback"
     assert picked["project_noclose.md"].name == "noclose"
-    assert "Recap of the rules that matter most: broken" in text
+    # Rules, but none critical: each is said once (no closing recap repeats it).
+    assert "Recap" not in text
 
 
 def test_a_project_with_nothing_saved_gets_one_short_line(project: Path) -> None:

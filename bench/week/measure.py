@@ -45,6 +45,8 @@ CLIENT_LINE_RE = re.compile(
 MIXED_PERSON_RE = re.compile(
     r"^\W*the user (?:is|prefers|likes)\b.*\b(?:I|I'm|my)\b", re.IGNORECASE
 )
+# A memory as memory-tool lists it: "- [f-0c5758] Use httpx instead of requests ...".
+ENTRY_RE = re.compile(r"^[-*] \[[a-z]+-[0-9a-f]{4,}\] (.*)$")
 LINK_RE = re.compile(r"\[[^\]]*\]\([^)]*\)")
 # Excerpts in the report are cut to this many characters.
 EXCERPT_CHARS = 220
@@ -161,10 +163,14 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
             # Stale only once the newer fact was said: before that the old one is current.
             if stale_lines and run["order"] > record["planted_at"].get(fact["superseded_by"], 1e9):
                 stale.append({"session": label, "fact": fid, "line": excerpt(stale_lines[0])})
-            for ln in found:
-                why = mangled_reasons(ln.lstrip("-*• ").split("] ", 1)[-1])
+        # Every memory entry given (`- [id] text`), and every line that carries a fact.
+        fact_lines = {ln for f in facts.values() for ln in hits(ctx, fact_regex(f))}
+        for ln in ctx:
+            entry = ENTRY_RE.match(ln)
+            if entry or ln in fact_lines:
+                why = mangled_reasons(entry.group(1) if entry else ln.lstrip("-*• "))
                 if why:
-                    mangled_ctx.append({"session": label, "fact": fid, "why": why, "line": ln})
+                    mangled_ctx.append({"session": label, "why": why, "line": excerpt(ln)})
         for rx in noise_rx:
             found = hits(ctx, rx)
             if found:
@@ -341,7 +347,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"| requests with a superseded (stale) fact | {r['stale']['requests']} |",
         f"| requests with another project's fact | {r['cross_project']['requests']} |",
         f"| requests with noise-session text | {r['noise']['requests']} |",
-        f"| mangled fact lines in requests | {len(r['mangled_in_context'])} |",
+        f"| requests with a mangled memory line | "
+        f"{len({m['session'] for m in r['mangled_in_context']})} |",
         f"| secret or <private> text leaked | {len(r['leaks'])} |",
         f"| hook errors in the client's log (the hook's work did not happen) | "
         f"{len(r.get('hook_errors', []))} |",

@@ -43,7 +43,7 @@ INBOX_SUFFIX = ": memory-tool inbox"
 
 
 def inbox_count() -> int:
-    """Candidates waiting in the inbox (a listing, no file read)."""
+    """Candidates in the inbox (a listing, no file read)."""
     try:
         return sum(1 for n in os.listdir(paths.palace_dir("inbox")) if n.endswith(".md"))
     except OSError:
@@ -140,7 +140,7 @@ def wake_warning(idx: Index, cwd: str | Path) -> str | None:
     parts = [] if report.ok else [f"{report.summary()}{WAKE_SUFFIX}"]
     waiting = inbox_count()
     if waiting:
-        parts.append(f"{waiting} waiting in the inbox{INBOX_SUFFIX}")
+        parts.append(f"{waiting} in the inbox{INBOX_SUFFIX}")
     line = "; ".join(parts) or None
     with contextlib.suppress(sqlite3.OperationalError):
         idx.set_meta(meta_key, json.dumps({"key": key, "line": line}))

@@ -33,6 +33,7 @@ from ..base.config import load_config
 from ..base.errors import MemoryToolError
 from ..base.log import log_error
 from ..recall import depth
+from ..store.globs import read_globs
 from ..store.index import Index, open_index
 from ..store.palace import add_memory, resolve_type
 from ..tiers.context import context_heading, situation_context
@@ -276,6 +277,13 @@ def add(
         bool,
         Field(description="Save it even though it nearly repeats a memory (the error names it)."),
     ] = False,
+    paths: Annotated[
+        list[str] | None,
+        Field(
+            description="Files it is about, as globs relative to the working tree (e.g. "
+            "db/migrations/*.py): it comes back when they are read or edited."
+        ),
+    ] = None,
 ) -> str:
     """Save a memory for future sessions, as the CLI's `memory-tool add` does: a Markdown file
     in this project's Claude Code memory folder (user, feedback, project, reference), a palace
@@ -284,6 +292,7 @@ def add(
     (why and how to apply), not a log of this session."""
     type_ = resolve_type(type, room=room, tier=tier, global_=all_projects)
     created: list[bool] = []
+    tied = read_globs(paths or [])
     with _index() as idx:
         entry = add_memory(
             idx,
@@ -299,6 +308,7 @@ def add(
             created=created,
             force=force,
             global_=all_projects,
+            extra={"paths": tied} if tied else None,
         )
     if created[0]:
         return answer(f"saved {entry.id} -> {entry.path}\n")

@@ -196,3 +196,39 @@ IDS_IN_TEXT = re.compile(r"\[([a-z]-[0-9a-f]{6,12}|[A-Za-z0-9][A-Za-z0-9_.-]{0,6
 def ids_in(text: str) -> list[str]:
     """Entry ids an injected text carries (our lines show them as ``[p-3fa9c1]``)."""
     return [m for m in IDS_IN_TEXT.findall(text) if re.match(r"^[a-z]-[0-9a-f]{6,12}$", m)]
+
+
+# --- facts, whatever carries them ------------------------------------------------------------
+# One fact reaches a request once: the same rule in the brief, in the latest cold summary and in
+# three matching summaries is one fact, not five. A line's facts are its sentences, normalised
+# (ids, bullets, labels, case and punctuation aside); the session's record holds a short key per
+# sentence given (``fact:`` + crc32), so a later block knows what the request carries already.
+# "Done." or "Files changed:" is no fact: two lines that share one still say different things.
+FACT_MIN_WORDS = 3
+_FACT_IDS = re.compile(r"\[[a-z]-[0-9a-f]{6,12}\]")
+_FACT_LEAD = re.compile(
+    r"^(?:[-*>#\s]+|(?:user|decision|blocker|recent action|current task|task|result)\s*:\s*)+",
+    re.I,
+)
+_FACT_SPLIT = re.compile(r"(?<=[.!?;])\s+")
+_FACT_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def fact_keys(text: str) -> set[str]:
+    """The keys of the facts (sentences) ``text`` carries, line by line."""
+    import zlib  # a C module: a fraction of a millisecond, and only when there is text
+
+    keys = set()
+    for line in text.splitlines():
+        body = _FACT_LEAD.sub("", _FACT_IDS.sub(" ", line).strip())
+        for sentence in _FACT_SPLIT.split(body):
+            words = _FACT_NON_WORD.sub(" ", sentence.lower()).split()
+            if len(words) >= FACT_MIN_WORDS:
+                keys.add(f"fact:{zlib.crc32(' '.join(words).encode()):08x}")
+    return keys
+
+
+def carried(line: str, held: set[str]) -> bool:
+    """Every fact of ``line`` is among ``held`` (a line with no fact is never carried)."""
+    keys = fact_keys(line)
+    return bool(keys) and keys <= held

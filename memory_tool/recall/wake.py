@@ -12,7 +12,7 @@ from ..base.privacy import escape_fence
 from ..base.record import field, record
 from ..store.entry import Entry, one_line
 from ..store.index import Index
-from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank, rules
+from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank
 
 FENCE_OPEN = "<memory-context>\n"
 FENCE_CLOSE = "</memory-context>\n"
@@ -140,7 +140,10 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
             units += [line(e) for e in rest]
         if n_omitted:
             units.append(unit(_more_line(n_omitted, "project facts", "L2")))
-        top = rules(picked)[:RECAP_MAX_RULES]
+        # Critical rules open and close the brief (models attend to the start and the end).
+        # Other rules are said once: a recap of them repeated lines a few lines up (a scripted
+        # week found every request carrying each such rule twice).
+        top = crit[:RECAP_MAX_RULES]
         if top:
             names = "; ".join(escape_fence(_label(e)) for e in top)
             end = "" if names.endswith("…") else "."

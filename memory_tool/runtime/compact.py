@@ -16,12 +16,12 @@ from .stop import spawn_scribe_for
 
 
 def on_pre_compact(event: HookEvent) -> dict[str, Any] | None:
-    digest.update_session(event)
+    digest.update_session(event, scan=True)  # the decisions too, before compaction
     return None
 
 
 def on_post_compact(event: HookEvent) -> dict[str, Any] | None:
-    state = digest.update_session(event, compact_summary=event.compact_summary or None)
+    state = digest.update_session(event, compact_summary=event.compact_summary or None, scan=True)
     if state is not None:
         spawn_scribe_for(state)  # the cold summary carries the compaction summary too
     return None

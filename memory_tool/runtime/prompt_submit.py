@@ -41,7 +41,7 @@ def clip_prompt(prompt: str) -> str:
 
 def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
-    from ..recall.seen import ids_in, remember_ids, seen_ids, session_state
+    from ..recall.seen import fact_keys, ids_in, remember_ids, seen_ids, session_state
     from ..store.index import is_damage, open_index
 
     if not event.prompt.strip():
@@ -77,7 +77,7 @@ def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
         return "", []
     ids = ids_in(text)
     given = _deliver(tier_units, session_id) if any(u.given for u in tier_units) else []
-    remember_ids(session_id, ids + given, room, now)
+    remember_ids(session_id, ids + given + sorted(fact_keys(text)), room, now)
     return text, ids
 
 
@@ -90,7 +90,7 @@ def _recall(
     from ..recall.followup import room_to_keep
     from ..recall.layers import Unit
     from ..recall.room import L3_MAX_CHARS, room_recall
-    from ..recall.seen import UNCHANGED, Unchanged, ids_in, last_room
+    from ..recall.seen import UNCHANGED, Unchanged, fact_keys, ids_in, last_room
     from ..store.index import is_damage
 
     prompt, cwd = event.prompt, event.cwd
@@ -120,6 +120,8 @@ def _recall(
         )
         body += l3.units
         seen |= {e.id for e in l3.picked}
+        if l3.units:  # a cold block does not repeat a fact room recall just gave
+            seen |= fact_keys("".join(u.text for u in l3.units))
         room = room_to_keep(prompt, l3.rooms)  # what a follow-up may carry
     l4_budget = budget(cfg, "l4")
     tier_units = _tier_units(idx, event, l4_budget, seen)

@@ -56,7 +56,14 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
             from ..hygiene.wake_line import wake_units
             from ..recall.wake import build_brief
 
-            extra: list[Any] = _resume_units(idx, event, source, seen) if resuming else []
+            extra: list[Any] = []
+            if resuming:
+                # The latest cold summary does not repeat a fact the brief carries: the brief's
+                # own facts first (the same brief, without the sections it is about to get).
+                from ..recall.seen import fact_keys
+
+                carried = fact_keys(build_brief(idx, cwd).text)
+                extra += _resume_units(idx, event, source, seen | carried)
             extra += handoff
             extra += learned
             extra += wake_units(idx, cwd)  # one line when memory needs attention
@@ -75,13 +82,16 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
     finally:
         idx.close()
 
-    if event.session_id:  # L3 will not repeat what the brief holds
+    if event.session_id:  # L3 will not repeat what the brief holds, nor a cold block a fact
+        from ..recall.seen import fact_keys
+
+        held = ids_in(text) + given + sorted(fact_keys(text))
         if source == "compact":
             from ..recall.seen import reset_ids
 
-            reset_ids(event.session_id, ids_in(text) + given)
+            reset_ids(event.session_id, held)
         else:
-            remember_ids(event.session_id, ids_in(text) + given, pending=True)
+            remember_ids(event.session_id, held, pending=True)
     if time.time() - last > FULL_REFRESH_INTERVAL_S:
         forget_old_sessions()
         spawn_background_refresh()

@@ -57,7 +57,8 @@ def _scribe(state: dict[str, Any], *, final: bool) -> None:
 def on_stop(event: HookEvent) -> dict[str, Any] | None:
     if event.agent_id:  # a subagent's stop: the main session is not ending
         return None
-    state = digest.update_session(event, final=event.last_assistant_message or None)
+    # The Stop hook's budget reads the turn's signals, so the hot file lists its decisions.
+    state = digest.update_session(event, final=event.last_assistant_message or None, scan=True)
     if state is None:
         return None
     from ..base.config import load_config

@@ -270,6 +270,12 @@ def _tool(word: str | None) -> str:
     return (word or "").lower().strip("`").rstrip(".-/,")
 
 
+def _key_words(text: str) -> set[str]:
+    """The words that say what a fact is about; a number always counts ("service 1" is not
+    "service 2")."""
+    return {w for w in _words(text) if w not in _HOW_WORDS and (len(w) > 1 or w.isdigit())}
+
+
 def choice(text: str) -> tuple[str, str] | None:
     """(chosen, rejected) for "use X instead of Y", "switch from Y to X" and the like."""
     m = _SWITCH.search(text)
@@ -315,8 +321,7 @@ def replaces(new: str, old: str) -> bool:
         if old_uses and what and what == old_uses[1]:
             return True  # the same job, another tool
         return old_tool in _ALTERNATIVE_OF.get(tool, frozenset())
-    new_key = {w for w in _words(new) if w not in _HOW_WORDS and len(w) > 1}
-    old_key = {w for w in _words(old) if w not in _HOW_WORDS and len(w) > 1}
+    new_key, old_key = _key_words(new), _key_words(old)
     if new_key and new_key == old_key:
         return bool(_NEGATION.search(new)) != bool(_NEGATION.search(old))
     changed = _CHANGED.match(new.rstrip("."))
@@ -341,7 +346,7 @@ def same_fact(new: str, old: str) -> bool:
     if a and either_repeats(a, b):
         return True
     new_words, old_words = _words(new), _words(old)
-    key = {w for w in new_words if w not in _HOW_WORDS and len(w) > 1}
+    key = _key_words(new)
     if len(key) < 2 or not key <= set(old_words):
         return False
     if len(old_words) > SAME_MAX_LENGTH_FACTOR * max(len(new_words), 5):

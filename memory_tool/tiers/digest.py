@@ -34,7 +34,7 @@ from .hot import (
     state_path,
     write_hot_file,
 )
-from .signals import Signal, tag_signals, user_signals
+from .signals import SCAN_MAX_CHARS, TAG_HINTS, Signal, tag_signals, user_signals
 from .situations import is_ack, situation_of
 
 # The digest is bounded so the state file stays small.
@@ -47,6 +47,13 @@ PROMPT_MAX_CHARS = 600
 # cost the prompt hook 3.7 s.
 REDACT_MARGIN_CHARS = 8_192
 MAX_NOTES = 60
+# What the person and Claude said waits here, sanitised, until the Scribe (detached) reads the
+# signals in it: the regular expressions that find and clean them cost a fresh hook process
+# 15-30 ms to compile, which the prompt path must not pay. A prompt whose prose is longer than
+# signals.PROSE_MAX_CHARS holds none, so this much of each is enough; the queue is bounded for a
+# Scribe that has not run for a long while.
+UNSCANNED_MAX_CHARS = 8_000
+MAX_UNSCANNED = 200
 MAX_FILES = 300
 MAX_COMMANDS = 60
 COMMAND_MAX_CHARS = 300
@@ -134,6 +141,40 @@ def _add_note(state: dict[str, Any], sig: Signal, role: str) -> bool:
     return True
 
 
+def _queue(state: dict[str, Any], role: str, text: str) -> None:
+    """Keep what was said for ``scan_signals``: the person's text as given (sanitised already),
+    Claude's only when it holds a tag (a substring test, nothing compiled)."""
+    if role == "assistant":
+        if not any(h in text.lower() for h in TAG_HINTS):
+            return
+        text = _clean(text, UNSCANNED_MAX_CHARS)
+    kept = text.strip()
+    if not kept:
+        return
+    queue: list[dict[str, str]] = state.setdefault("unscanned", [])
+    if any(q["text"] == kept and q["role"] == role for q in queue[-4:]):
+        return  # the same text from the hook payload and the transcript
+    queue.append({"role": role, "text": kept})
+    del queue[:-MAX_UNSCANNED]
+
+
+def scan_signals(state: dict[str, Any]) -> bool:
+    """Read the signals of what was said since the last scan into the session's notes (the
+    Scribe does it, off the hook path); True when the state changed."""
+    queue = state.get("unscanned") or []
+    if not queue:
+        return False
+    for item in queue:
+        if item.get("role") == "user":
+            found = user_signals(item["text"]) + tag_signals(item["text"])
+        else:
+            found = tag_signals(item["text"])
+        for sig in found:
+            _add_note(state, sig, item.get("role", "user"))
+    state["unscanned"] = []
+    return True
+
+
 def _is_task(prompt: str) -> bool:
     """A prompt that sets the session's task: not "yes", not "continue", and not a closing
     ("thanks, works now", "ship it", "going with bigserial") that ends the task before it."""
@@ -148,8 +189,13 @@ def _is_task(prompt: str) -> bool:
 def _record_prompt(state: dict[str, Any], prompt: str) -> None:
     if is_task_notification(prompt):  # a subagent's result, not what the user asked
         return
-    raw = prompt
-    text = _clean(prompt, PROMPT_MAX_CHARS)
+    # One redaction pass for both copies: the prompt as kept, and the longer one for the Scribe
+    # (the same text up to the cut, unless the prompt is longer than the redaction margin).
+    full = _clean(prompt, UNSCANNED_MAX_CHARS)
+    if len(prompt) <= PROMPT_MAX_CHARS + REDACT_MARGIN_CHARS:
+        text = full[:PROMPT_MAX_CHARS]
+    else:
+        text = _clean(prompt, PROMPT_MAX_CHARS)
     if not text:
         return
     prompts: list[str] = state["prompts"]
@@ -167,9 +213,9 @@ def _record_prompt(state: dict[str, Any], prompt: str) -> None:
         state["task"] = text
         if not state["first_task"]:
             state["first_task"] = text
-    # From the prompt as typed (signals sanitise it): the cut copy above could end mid-rule.
-    for sig in user_signals(raw) + tag_signals(raw):
-        _add_note(state, sig, "user")
+    # The prompt as typed (the cut copy above could end mid-rule), for the Scribe.
+    if len(prompt) <= SCAN_MAX_CHARS:  # longer is a paste: no rule in it is taken
+        _queue(state, "user", full)
 
 
 def short_path(path: str, *roots: str) -> str:
@@ -265,8 +311,7 @@ def _apply(state: dict[str, Any], e: Event) -> bool:
         turns = state.setdefault("turns", [])
         if turns and state["final"]:
             turns[-1]["answer"] = one_line(state["final"], TURN_ANSWER_MAX_CHARS)
-        for sig in tag_signals(text):
-            _add_note(state, sig, "assistant")
+        _queue(state, "assistant", text)
         return True
     if e.kind == "tool_use":
         state["tool_calls"] += 1
@@ -354,8 +399,11 @@ def update_session(
     prompt: str | None = None,
     final: str | None = None,
     compact_summary: str | None = None,
+    scan: bool = False,
 ) -> dict[str, Any] | None:
     """Bring a session's state and hot file up to date (cheap: only new transcript lines).
+    ``scan``: also read the signals of what was said into the notes (the hot file's decisions),
+    for Stop and compaction; the prompt and SessionStart hooks leave that to the Scribe.
     Returns the state, or None when the event names no session."""
     sid = event.session_id
     if not sid:
@@ -378,9 +426,10 @@ def update_session(
             cleaned = _clean(final, FINAL_MAX_CHARS)
             if cleaned and cleaned != state["final"]:
                 state["final"] = cleaned
-                for sig in tag_signals(final):
-                    _add_note(state, sig, "assistant")
+                _queue(state, "assistant", final)
                 changed = True
+        if scan:
+            changed = scan_signals(state) or changed
         if changed or not state_path(sid).exists():
             state["generation"] += 1
             write_hot_file(state)

@@ -227,20 +227,91 @@ def _matching_lines(entry: Entry, prompt: str, n: int) -> list[str]:
     return [line for _, _, line in sorted(scored)[:n]]
 
 
+def _new_facts(lines: list[str], held: set[str]) -> list[str]:
+    """``lines`` without those whose every fact the request carries already (``held``, fact
+    keys: the brief, an earlier block), nor those repeating an earlier one of ``lines``; a
+    section title left with no line under it goes too."""
+    from ..recall.seen import carried, fact_keys
+
+    seen = set(held)
+    kept: list[str] = []
+    for line in lines:
+        if carried(line, seen):
+            continue
+        seen |= fact_keys(line)
+        kept.append(line)
+    titles = [_is_title(x) for x in kept]
+    return [
+        x for i, x in enumerate(kept) if not (titles[i] and (i + 1 == len(kept) or titles[i + 1]))
+    ]
+
+
+def _is_title(line: str) -> bool:
+    return line.endswith(":\n") and not line.startswith("- ")
+
+
+def _hold(units: list[Unit], held: set[str] | None) -> list[Unit]:
+    """Add the facts of what was packed to ``held`` (what the request carries so far)."""
+    if held is not None and units:
+        from ..recall.seen import fact_keys
+
+        held |= fact_keys("".join(u.text for u in units))
+    return units
+
+
 def cold_units(
-    idx: Index, entries: list[Entry], prompt: str, budget: int, max_chars: int, heading: str
+    idx: Index,
+    entries: list[Entry],
+    prompt: str,
+    budget: int,
+    max_chars: int,
+    heading: str,
+    held: set[str] | None = None,
 ) -> list[Unit]:
-    """Each hit's brief line (stored count) and the lines of it the prompt is about."""
+    """Each hit's brief line (stored count) and the lines of it the prompt is about, but for
+    those the request carries already (``held``: fact keys, updated with what is packed)."""
     from ..recall.layers import Unit
 
     count = idx.count_cached
     head = Unit(heading, count(heading))
-    groups = (
-        [Unit(e.line, e.line_tokens)]
-        + [Unit(x, count(x)) for x in _matching_lines(e, prompt, COLD_HIT_LINES)]
-        for e in entries
-    )
-    return _pack_groups(head, groups, budget, max_chars, skip_misfits=True)
+    from ..recall.seen import fact_keys
+
+    seen = set(held or ())
+    groups = []
+    for e in entries:
+        # The hit's own line is its summary's start, decisions and all: when it repeats a fact
+        # the request carries, the hit is named by its task alone.
+        shown = _facts_of(cold_body_lines(e.body))  # what its flattened line may hold
+        if shown & seen:
+            pointer = _counted(idx, cold_pointer(e))
+            seen |= fact_keys(pointer.text)
+        else:
+            pointer = Unit(e.line, e.line_tokens)
+            seen |= shown
+        lines = _new_facts(_matching_lines(e, prompt, COLD_HIT_LINES), seen)
+        seen |= _facts_of(lines)
+        groups.append([pointer] + [Unit(x, count(x)) for x in lines])
+    return _hold(_pack_groups(head, groups, budget, max_chars, skip_misfits=True), held)
+
+
+def cold_pointer(entry: Entry) -> str:
+    """A cold summary named by its id and first line (its task), nothing more (the Scribe
+    counts it when it writes the summary)."""
+    lines = cold_body_lines(entry.body)
+    first = lines[0].rstrip("\n") if lines else escape_fence(entry.description) or "(summary)"
+    return f"- [{entry.id}] {first}\n"
+
+
+def _counted(idx: Index, text: str) -> Unit:
+    from ..recall.layers import Unit
+
+    return Unit(text, idx.count_cached(text))
+
+
+def _facts_of(lines: list[str]) -> set[str]:
+    from ..recall.seen import fact_keys
+
+    return fact_keys("".join(lines))
 
 
 def wiki_units(idx: Index, entries: list[Entry], budget: int, max_chars: int) -> list[Unit]:
@@ -258,13 +329,19 @@ def latest_cold_units(
     budget: int,
     max_chars: int,
     exclude: frozenset[str] | set[str] = frozenset(),
+    held: set[str] | None = None,
 ) -> list[Unit]:
+    """The latest earlier session's summary, but for the lines the request carries already
+    (``held``: fact keys, updated with what is packed)."""
     entry = latest_cold(idx, project, exclude_session)
     if entry is None or entry.id in exclude:
         return []
-    lines = cold_body_lines(entry.body)
-    return _drop_dangling_titles(
-        _pack(cold_latest_heading(entry.id), lines, idx.count_cached, budget, max_chars)
+    lines = _new_facts(cold_body_lines(entry.body), held if held is not None else set())
+    return _hold(
+        _drop_dangling_titles(
+            _pack(cold_latest_heading(entry.id), lines, idx.count_cached, budget, max_chars)
+        ),
+        held,
     )
 
 
@@ -418,6 +495,7 @@ def units_for(
     project = paths.project_key(cwd)
     sid = state["session_id"] if state else ""
     units: list[Unit] = []
+    held = set(exclude)  # facts the request carries: a cold block does not repeat one
 
     def left() -> tuple[int, int]:
         return _room_left(units, budget, max_chars)
@@ -437,8 +515,9 @@ def units_for(
             budget=min(HANDOFF_BUDGET_TOKENS, tokens_left),
             max_chars=min(HANDOFF_MAX_CHARS, chars_left),
         )
+    held |= _facts_of([u.text for u in units])  # the hot state and the handoff, if given
     if cold == "latest":
-        units += latest_cold_units(idx, project, sid, *left(), exclude=exclude)
+        units += latest_cold_units(idx, project, sid, *left(), exclude=exclude, held=held)
     elif cold == "search":
         found = search(
             idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
@@ -453,10 +532,10 @@ def units_for(
         if want_wiki:  # incident: leave the wiki half the room
             tokens_left, chars_left = left()
             units += cold_units(
-                idx, hits, prompt, tokens_left // 2, chars_left // 2, COLD_SEARCH_HEADING
+                idx, hits, prompt, tokens_left // 2, chars_left // 2, COLD_SEARCH_HEADING, held
             )
         else:
-            units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING)
+            units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING, held)
     if want_wiki:
         # Another project's promoted records stay with it (search.own_facts_sql).
         found = search(
@@ -505,8 +584,9 @@ def resume_units(
     idx: Index, event: HookEvent, source: str, exclude: frozenset[str] | set[str] = frozenset()
 ) -> list[Unit]:
     """SessionStart on resume or compact: this session's hot state comes back (and on resume
-    the latest summary of another session of this project), within RESUME_BUDGET_TOKENS;
-    neither when the conversation holds it (``exclude``: the session's record)."""
+    the latest summary of another session of this project, without the facts the request
+    carries already), within RESUME_BUDGET_TOKENS; neither when the conversation holds it
+    (``exclude``: the session's record, with the fact keys of the brief this start gives)."""
     state = update_session(event)
     cwd = event.cwd
     budget, max_chars = RESUME_BUDGET_TOKENS, RESUME_MAX_CHARS
@@ -514,5 +594,7 @@ def resume_units(
     if source in ("resume", "fork"):
         sid = state["session_id"] if state else ""
         left = _room_left(units, budget, max_chars)
-        units += latest_cold_units(idx, paths.project_key(cwd), sid, *left, exclude=exclude)
+        held = set(exclude) | _facts_of([u.text for u in units])
+        project = paths.project_key(cwd)
+        units += latest_cold_units(idx, project, sid, *left, exclude=exclude, held=held)
     return units

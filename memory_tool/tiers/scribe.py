@@ -268,6 +268,7 @@ def write_cold(idx: Index, state: dict[str, Any]) -> Entry:
     warm_tokens(
         idx,
         [tiers.cold_latest_heading(entry.id), tiers.COLD_SEARCH_HEADING, tiers.WIKI_HEADING]
+        + [tiers.cold_pointer(entry)]
         + tiers.cold_body_lines(entry.body),
     )
     return entry
@@ -513,7 +514,9 @@ def run(session_id: str, *, final: bool = False, model: bool | None = None) -> E
             state = load_state(session_id)
             if state is None:
                 return None
-            if digest.update_from_transcript(state):
+            changed = digest.update_from_transcript(state)
+            # The signals of what was said, read here rather than in the hooks (see digest).
+            if digest.scan_signals(state) or changed:
                 state["generation"] += 1
                 write_hot_file(state)
                 save_state(state)

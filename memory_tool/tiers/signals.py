@@ -300,12 +300,21 @@ def user_signals(prompt: str) -> list[Signal]:
             if who:
                 out.append(Signal("identity", tidy(who), line))
                 continue
+            last: Signal | None = None
             for clause in clauses(sentence):
                 clause, more = strip_lead_in(clause)
                 kind = _user_kind(clause, lead | more)
+                if not kind and last is not None and _IMPERATIVE.match(clause):
+                    # "Don't mock the database; use the test container": how to follow the
+                    # rule before it, not a fact of its own.
+                    last = Signal(last.kind, tidy(f"{last.text.rstrip('.')}; {clause}"), line)
+                    out[-1] = last
+                    continue
                 fact = tidy(clause)
+                last = None
                 if kind and len(fact) >= MIN_FACT_CHARS:
-                    out.append(Signal(kind, fact, line))
+                    last = Signal(kind, fact, line)
+                    out.append(last)
     return out
 
 
@@ -313,10 +322,12 @@ def user_signals(prompt: str) -> list[Signal]:
 
 _TAGS = "DECISION|GOTCHA|REUSE|DEFER"
 _TAG_MARK = rf"\[({_TAGS})\]\**\s*[:\-\u2013\u2014]?\s*\**\s*"
+# Lower-case text a tagged line holds: the hook path tests these before keeping Claude's text.
+TAG_HINTS = ("[decision]", "[gotcha]", "[reuse]", "[defer]")
 _TAG = LazyPattern(
     rf"{_TAG_MARK}(?P<text>\S(?:(?!\[(?:{_TAGS})\]).)*)",
     re.IGNORECASE,
-    hints=("[decision]", "[gotcha]", "[reuse]", "[defer]"),
+    hints=TAG_HINTS,
 )
 
 

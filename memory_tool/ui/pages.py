@@ -216,6 +216,7 @@ def learned(request: Any) -> Any:
     with index() as idx:
         fresh(idx, s.cwd)
         entries = idx.current(idx.captured(LEARNED_LIMIT))
+        owners = by_key(projects(idx, s.cwd))
     sessions: dict[str, list[Any]] = defaultdict(list)
     for e in entries:
         sessions[str(e.extra.get("origin_session") or "")].append(e)
@@ -227,6 +228,7 @@ def learned(request: Any) -> Any:
         total=len(entries),
         states={e.id: status_of(e) for e in entries},
         history={e.id: history_label(e) for e in entries},
+        owners=owners,
     )
 
 

@@ -159,14 +159,20 @@ def _tee_stop_answers(box: Sandbox) -> Path:
     (an empty file for an empty answer), and run the same hook for SubagentStop too."""
     out = box.root / "stop-answers"
     out.mkdir()
+    from memory_tool.runtime.settings import hook_command
+
     settings = box.read_settings()
     (group,) = settings["hooks"]["Stop"]
     (handler,) = group["hooks"]
-    ours = handler["command"]
+    # An HTTP Stop hook (the default since issue 24) cannot be teed: its command twin runs the
+    # same front end (dispatch) the server runs; the HTTP answer's shape is tested in
+    # tests/test_hook_http.py.
+    ours = handler.get("command") or hook_command("Stop")
     for event in ("Stop", "SubagentStop"):
         command = ours.removesuffix(" Stop") + f" {event}"
         tee = f'{command} | tee "{out}/{event}-$(date +%s%N).json"'
-        settings["hooks"][event] = [{"hooks": [{**handler, "command": tee}]}]
+        tee_handler = {"type": "command", "command": tee, "timeout": handler["timeout"]}
+        settings["hooks"][event] = [{"hooks": [tee_handler]}]
     box.write_settings(settings)
     return out
 
@@ -177,7 +183,10 @@ def _answers(folder: Path, event: str) -> list[str]:
 
 @pytest.mark.parametrize("mode", ["block", "remind"])
 def test_stop_answers_are_empty_but_for_the_one_handoff_answer(sandbox: Sandbox, mode: str) -> None:
-    memory_tool(sandbox, "install")
+    # Command hooks (MEMORY_TOOL_SERVER=0), so each answer can be kept as it is printed: over
+    # HTTP the server answers through the same dispatch (tests/test_hook_http.py holds that).
+    off = {"MEMORY_TOOL_SERVER": "0"}
+    memory_tool(sandbox, "install", env=off)
     if mode != "block":
         (state_dir(sandbox) / "config.yaml").write_text(f"handoff:\n  mode: {mode}\n")
     folder = _tee_stop_answers(sandbox)
@@ -188,16 +197,28 @@ def test_stop_answers_are_empty_but_for_the_one_handoff_answer(sandbox: Sandbox,
     if mode == "block":
         sandbox.api.add_text("second answer")  # after the block's reason
     session_id = str(uuid.uuid4())
-    _ok(run_claude_with_memory(sandbox, "Build them.", extra_args=["--session-id", session_id]))
+    _ok(
+        run_claude_with_memory(
+            sandbox, "Build them.", extra_args=["--session-id", session_id], env=off
+        )
+    )
     # Each model call was one the test scripted: no answer made Claude go on by itself.
     calls = MIN_FILE_EDITS + 2 + (1 if mode == "block" else 0)
     assert (len(sandbox.api.main_requests()), sandbox.api.pending()) == (calls, 0)
-    _ok(run_claude_with_memory(sandbox, "One more thing.", extra_args=["--resume", session_id]))
+    _ok(
+        run_claude_with_memory(
+            sandbox, "One more thing.", extra_args=["--resume", session_id], env=off
+        )
+    )
     assert len(sandbox.api.main_requests()) == calls + 1  # its "ok", nothing after it
     task = {"description": "review", "prompt": "Review the widget modules."}
     sandbox.api.add_tool_use("Agent", {**task, "subagent_type": "general-purpose"})
     sandbox.api.add_text("They look right.")  # the subagent's answer
-    _ok(run_claude_with_memory(sandbox, "Review them.", extra_args=["--resume", session_id]))
+    _ok(
+        run_claude_with_memory(
+            sandbox, "Review them.", extra_args=["--resume", session_id], env=off
+        )
+    )
 
     stops = _answers(folder, "Stop")
     assert len(stops) == len(sandbox.hook_inputs("Stop")) >= (5 if mode == "block" else 4)
