@@ -158,7 +158,7 @@ def test_no_time_words_rank_exactly_as_without_time(project: Path) -> None:
         idx.refresh(project)
         for q in queries:
             with_time = [(h.entry.id, h.score) for h in search(idx, q, now=NOW)]
-            without = [(h.entry.id, h.score) for h in search(idx, q, now=NOW, when=False)]
+            without = [(h.entry.id, h.score) for h in search(idx, q, now=NOW, intent=False)]
             assert with_time == without, q
 
 

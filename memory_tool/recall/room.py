@@ -102,7 +102,7 @@ def room_recall(
         candidate_factor=L3_CANDIDATE_FACTOR,
         live_only=True,
         # A task's time words ("the login bug from yesterday") do not reorder a room's rules.
-        when=False,
+        intent=False,
     )
     matched = [h.entry for h in hits if h.entry.type != "user"]
     ids = {e.id for e in matched}

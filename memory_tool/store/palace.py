@@ -348,7 +348,7 @@ def find_near_duplicate(
         sessions=False,
         cold=False,
         fuzzy=False,
-        when=False,  # a memory's text, not a question about time
+        intent=False,  # a memory's text, not a question
         home_project=home_project,
         sources=(folder.source,),
         room=folder.room or None,

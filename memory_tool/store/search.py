@@ -73,6 +73,20 @@ WINDOW_LAG_DAYS = 0
 # the newest (or oldest) gains up to ORDER_BOOST, the others in proportion to their date.
 ORDER_FLOOR = 0.5
 ORDER_BOOST = 1.0
+# Latest wins: a superseded or ended memory keeps this share of its score (found, as history,
+# below what replaced it).
+HISTORY_SHARE = 0.5
+# Two memories are on the same subject when this share of the shorter one's words is in the
+# other: "Staging runs on Fly.io." and "Staging runs on Heroku, in the staging-eu app" share
+# 2 of 4; "The public API docs are generated..." and "The rate limit for the public API is 100
+# requests per minute" 3 of 7, not enough.
+SAME_SUBJECT = 0.5
+# The newer of two live memories on one subject goes first when it scores at least this share
+# of the older's score (a live one always goes before history on its subject).
+NEWER_WITHIN = 0.5
+# Only the top hits are compared (pairs: cheap), each by its first characters.
+SUBJECT_SCAN = 10
+SUBJECT_CHARS = 1_000
 # Entries dated inside the window that share no word with the query join the hits at this share
 # of the best score: "what did we fix yesterday?" asks for yesterday's session, which may never
 # say "fix". Above OUTSIDE_WINDOW, so they pass word matches from outside the window.
@@ -239,20 +253,21 @@ def search(
     semantic: bool = False,
     live_only: bool = False,
     now: dt.date | None = None,
-    when: bool = True,
+    intent: bool = True,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
     extra is installed (loads numpy and the model: never on the hook path). ``live_only``:
     leave out superseded, forgotten and out-of-date memories (what a loaded layer may hold);
-    without it they are found too, as history (their summary says so). ``now``: the day time
-    words in the query count from (default today); ``when``: read them at all (a task
-    prompt's room recall and a duplicate check do not)."""
+    without it they are found too, as history (their summary says so), below what replaced
+    them. ``now``: the day time words in the query count from (default today). ``intent``:
+    read what a question asks beyond its words (its time words; the latest version first); a
+    task prompt's room recall and a duplicate check do not."""
     from ..base.config import today
     from .index import live_params, live_sql, row_to_entry, text_only_sql
 
     day = now or today()
-    asked = parse_when(query, day) if when and query.strip() else None
+    asked = parse_when(query, day) if intent and query.strip() else None
     if asked is not None:
         query = asked.rest
     terms = query_terms(query)
@@ -343,6 +358,8 @@ def search(
         hits = _fuse_semantic(
             idx, query, hits, filters, filter_params, limit * candidate_factor, exclude
         )
+    if intent and hits:
+        _latest_first(idx, hits, day, filters, filter_params, exclude)
     if asked is not None:
         if window is not None and match:
             known = {h.entry.id for h in hits} | set(exclude)
@@ -362,6 +379,82 @@ def search(
     return hits[:limit]
 
 
+def _latest_first(
+    idx: Index,
+    hits: list[Hit],
+    day: dt.date,
+    filters: list[str],
+    filter_params: list[Any],
+    exclude: set[str] | frozenset[str],
+) -> None:
+    """Latest wins. A memory replaced by another (``superseded_by``) or past its ``valid_to``
+    is history: it keeps HISTORY_SHARE of its score, and what replaced it joins the hits at no
+    less than the old one's own score (a question in the old memory's words is answered by the
+    new one first). Of two live memories on the same subject (SAME_SUBJECT of their words in
+    common), the newer ranks first when the older is not far ahead."""
+    from .entry import is_live
+    from .index import row_to_entry
+
+    by_id = {h.entry.id: h for h in hits}
+    wanted = {
+        h.entry.superseded_by: h.score
+        for h in hits
+        if h.entry.superseded_by and h.entry.superseded_by not in exclude
+    }
+    missing = [i for i in wanted if i not in by_id]
+    if missing:
+        where = [f"e.id IN ({','.join('?' * len(missing))})", *filters]
+        for row in idx.conn.execute(
+            f"SELECT * FROM entries e WHERE {' AND '.join(where)}", [*missing, *filter_params]
+        ).fetchall():
+            hit = Hit(row_to_entry(row), 0.0)
+            hits.append(hit)
+            by_id[hit.entry.id] = hit
+    for h in hits:
+        if not is_live(h.entry, day) and not h.entry.forgotten:
+            h.score *= HISTORY_SHARE
+    for old_id, old_score in wanted.items():
+        new = by_id.get(old_id)
+        if new is not None:
+            new.score = max(new.score, old_score)
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    _newer_first(hits, day)
+
+
+def _subject_words(entry: Entry) -> set[str]:
+    return set(query_terms(f"{entry.name} {entry.description} {entry.body[:SUBJECT_CHARS]}"))
+
+
+def _newer_first(hits: list[Hit], day: dt.date) -> None:
+    """Among the top memories (not past sessions or cold summaries), one ahead of another on
+    the same subject swaps places with it when the other is live and it is history, or when
+    both are live and the other is newer and not far behind."""
+    from .entry import is_live
+
+    top = [h for h in hits[:SUBJECT_SCAN] if h.entry.source not in ("session", "cold")]
+    words = {h.entry.id: _subject_words(h.entry) for h in top}
+    live = {h.entry.id: is_live(h.entry, day) for h in top}
+    changed = False
+    for i, ahead in enumerate(top):
+        for behind in top[i + 1 :]:
+            if ahead.score <= behind.score or behind.score <= 0:
+                continue  # already in order (an earlier swap), or matched nothing
+            a, b = ahead.entry, behind.entry
+            if live[a.id] and not live[b.id]:
+                continue
+            if live[a.id] and (
+                entry_date(b) <= entry_date(a) or behind.score < NEWER_WITHIN * ahead.score
+            ):
+                continue
+            wa, wb = words[a.id], words[b.id]
+            if not wa or not wb or len(wa & wb) / min(len(wa), len(wb)) < SAME_SUBJECT:
+                continue
+            ahead.score, behind.score = behind.score, ahead.score
+            changed = True
+    if changed:
+        hits.sort(key=lambda h: (-h.score, h.entry.id))
+
+
 def entry_date(entry: Entry) -> str:
     """The day an entry speaks for: when it became valid, else when it was written (a past
     session's message: its transcript timestamp; a cold summary: its session's day)."""
@@ -376,7 +469,7 @@ def _resolve_window(
     match. None: no window (no time words for one, or an event nothing matches)."""
     start, end = asked.start, asked.end
     if asked.anchor:
-        found = search(idx, asked.anchor, limit=1, fuzzy=False, when=False, now=day, **filters)
+        found = search(idx, asked.anchor, limit=1, fuzzy=False, intent=False, now=day, **filters)
         date = entry_date(found[0].entry) if found else ""
         if not date:
             return None

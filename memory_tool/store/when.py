@@ -31,7 +31,7 @@ HINTS = (
     "autumn", "fall", "20", "19", "earlier", "morning", "evening", "afternoon",
 )  # fmt: skip
 
-# "Recently" and "lately" look back this many days: two weeks holds a sprint's work.
+# "The past few days", "in recent days" look back this many days: two weeks holds a sprint.
 RECENT_DAYS = 14
 # "The other day" is one to this many days back.
 OTHER_DAY_DAYS = 7
@@ -102,7 +102,7 @@ _PATTERNS: list[tuple[str, str]] = [
     ("weekend", r"(?:over\s+|on\s+|at\s+)?the\s+weekend"),
     ("wd", rf"(?:(?P<rel>last|this|this\s+past|past)\s+)?(?P<wd>{_WD})"
            r"(?:\s+(?:morning|afternoon|evening|night))?"),
-    ("recent", r"recently|lately|the\s+past\s+few\s+days|in\s+recent\s+days"),
+    ("recent", r"the\s+past\s+few\s+days|in\s+recent\s+days"),
     ("otherday", r"the\s+other\s+day"),
 ]  # fmt: skip
 
@@ -114,8 +114,9 @@ _FIRST = (
     # "when did the test first fail", not "when did Nate get his first two turtles"
     r"\b(?:when|did|was|were)\b[^?.!;]{0,60}\bfirst\b(?!\s+(?:\d|one|two|three|four|few)\b)"
 )
+# "Recently" and "lately" order rather than cut: how recent is recent depends on who asks.
 _LAST = (
-    r"\b(?:the\s+)?last\s+time\b|\bmost\s+recent(?:ly)?\b|\b(?:latest|newest|nowadays|"
+    r"\b(?:the\s+)?last\s+time\b|\b(?:most\s+)?recent(?:ly)?\b|\b(?:latest|newest|lately|nowadays|"
     r"these\s+days)\b|\bthe\s+last\s+(?!\d|two|three|few|couple|several|element|item|one\b|"
     r"line|char|row|column|entry|index|i\b)[a-z]+"
 )
@@ -457,9 +458,9 @@ def parse(text: str, now: dt.date) -> When | None:
     if hit_order:
         x, when.order = min(hit_order, key=lambda p: p[0].start())
         when.found.append(x.group(0).strip())
-        # Only the order words go: "the last decision about rate limits" keeps its subject.
+        # The order words stay among the words: "when did Calvin first get interested in
+        # cars?" is answered by "I first got into cars when...".
         spans.append(_order_span(x))
-        drop.append(_order_span(x))
     if not when.window:
         a = _rx("anchor", _ANCHOR).search(text)
         if a and not _inside(a, spans):
@@ -507,7 +508,7 @@ def _inside(m: re.Match[str], spans: list[tuple[int, int]]) -> bool:
 
 
 _ORDER_WORDS = re.compile(
-    r"\b(?:the\s+)?(?:first|last|most\s+recent(?:ly)?|latest|newest|nowadays|these\s+days|"
+    r"\b(?:the\s+)?(?:first|last|(?:most\s+)?recent(?:ly)?|latest|newest|lately|nowadays|these\s+days|"
     r"earliest|originally|initially)(?:\s+time)?\b",
     re.IGNORECASE,
 )
