@@ -75,7 +75,8 @@ def owner_of(key: str) -> str:
     repository's (``paths.project_key``). ``key`` itself when its transcripts do not say."""
     for cwd in _transcript_cwds([paths.projects_dir() / key]):
         return paths.project_key(cwd)
-    return key
+    folder = folder_of_key(key)  # no transcript left: the folder the key names, if it exists
+    return paths.project_key(folder) if folder is not None else key
 
 
 def _json_cwd(line: str) -> str | None:
@@ -88,6 +89,11 @@ def _json_cwd(line: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# Undoing a key by walking the folders (`_root_from_key`) lists at most this many entries in all:
+# the folders on one path, not a disk (a key of a path that no longer exists ends it early).
+KEY_WALK_MAX_ENTRIES = 20_000
+
+
 def _root_from_key(key: str) -> str | None:
     """Undo the sanitising where it is unambiguous: '-' back to '/' gives a folder whose key is
     this key (true for paths of letters, digits and '/')."""
@@ -95,6 +101,41 @@ def _root_from_key(key: str) -> str | None:
     if guess.startswith("/") and os.path.isdir(guess) and paths.project_key(guess) == key:
         return str(paths.project_root(guess))
     return None
+
+
+def folder_of_key(key: str) -> str | None:
+    """The folder a key was made from, found by walking down from '/' through the folders
+    whose sanitised name continues the key ('-' stands for '/' and for every character that is
+    not a letter or digit, so `-home-dana-my-app` is /home/dana/my-app or /home/dana/my/app);
+    None when no folder, or more than one, fits. For showing a project by its folder (the web
+    UI): doctor checks paths only against roots known for sure (``discover_roots``)."""
+    if not key.startswith("-"):
+        return None
+    budget = [KEY_WALK_MAX_ENTRIES]
+    found: list[str] = []
+
+    def walk(folder: str, rest: str) -> None:
+        if not rest:
+            found.append(folder)
+            return
+        try:
+            with os.scandir(folder) as it:
+                names = []
+                for item in it:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        return
+                    if item.is_dir():
+                        names.append(item.name)
+        except OSError:
+            return
+        for name in names:
+            part = "-" + paths.sanitize_path(name)
+            if len(found) < 2 and (rest == part or rest.startswith(part + "-")):
+                walk(os.path.join(folder, name), rest[len(part) :])
+
+    walk("/", key)
+    return found[0] if len(found) == 1 and budget[0] >= 0 else None
 
 
 def discover_roots(idx: Index, keys: Iterable[str]) -> dict[str, str | None]:

@@ -58,8 +58,9 @@ AGENT_HOOKS: dict[str, dict[str, int]] = {
 MCP_NAME = "memory-tool"
 TOML_BEGIN = "# >>> memory-tool (added by `memory-tool install --agent codex`; uninstall drops it)"
 TOML_END = "# <<< memory-tool"
-# `codex app-server` answers hooks/list in about a second; past this it is stuck.
-CODEX_APP_SERVER_TIMEOUT_S = 30.0
+# `codex app-server` answers hooks/list in a few seconds (its first start in a new CODEX_HOME
+# sets that folder up, slower on a busy machine); past this it is stuck.
+CODEX_APP_SERVER_TIMEOUT_S = 60.0
 
 
 def codex_home() -> Path:
@@ -297,35 +298,44 @@ def codex_hook_hashes(binary: str, cwd: str) -> dict[str, str]:
         return {}
     assert proc.stdin is not None and proc.stdout is not None
     out: dict[str, str] = {}
-    try:
-        requests = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"clientInfo": {"name": "memory-tool", "version": "1"}}},
-            {"jsonrpc": "2.0", "method": "initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [cwd]}},
-        ]  # fmt: skip
-        for req in requests:
-            proc.stdin.write(json.dumps(req) + "\n")
+    deadline = time.monotonic() + CODEX_APP_SERVER_TIMEOUT_S
+
+    def send(msg: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(msg) + "\n")
         proc.stdin.flush()
-        deadline = time.monotonic() + CODEX_APP_SERVER_TIMEOUT_S
+
+    def answer(want: int) -> dict[str, Any] | None:
+        """The response to request ``want`` (notifications and other answers skipped)."""
+        assert proc.stdout is not None
         while time.monotonic() < deadline:
             ready, _, _ = select.select([proc.stdout], [], [], 0.5)
             if not ready:
                 continue
             line = proc.stdout.readline()
             if not line:
-                break
+                return None
             try:
                 msg = json.loads(line)
             except ValueError:
                 continue
-            if msg.get("id") != 2:
-                continue
-            for entry in (msg.get("result") or {}).get("data") or []:
-                for hook in entry.get("hooks") or []:
-                    if _is_ours(hook) and hook.get("key") and hook.get("currentHash"):
-                        out[hook["key"]] = hook["currentHash"]
-            break
+            if isinstance(msg, dict) and msg.get("id") == want:
+                return msg
+        return None
+
+    try:
+        # One request at a time: a request sent before `initialize` is answered is refused.
+        params = {"clientInfo": {"name": "memory-tool", "version": "1"}}
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        if answer(1) is None:
+            return out
+        send({"jsonrpc": "2.0", "method": "initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [cwd]}})
+        msg = answer(2) or {}
+        for entry in (msg.get("result") or {}).get("data") or []:
+            for hook in entry.get("hooks") or []:
+                if _is_ours(hook) and hook.get("key") and hook.get("currentHash"):
+                    out[hook["key"]] = hook["currentHash"]
     finally:
         try:
             proc.stdin.close()

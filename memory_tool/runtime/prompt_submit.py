@@ -42,8 +42,7 @@ def clip_prompt(prompt: str) -> str:
 def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     """The context text for a prompt and the ids it carries ("" when nothing applies)."""
     from ..recall.seen import fact_keys, ids_in, remember_ids, seen_ids, session_state
-    from ..store.index import is_damage
-    from .recovery import after_damage, index_for_prompt
+    from ..store.index import is_damage, open_index
 
     if not event.prompt.strip():
         return "", []
@@ -53,15 +52,21 @@ def prompt_context(event: HookEvent) -> tuple[str, list[str]]:
     state = session_state(session_id)
     seen = seen_ids(session_id, state)
     now = time.time()
-    idx = index_for_prompt(event.cwd)
+    idx = open_index()  # set aside if opening it fails
     try:
         try:
+            if idx.rebuilding():  # it replaces a damaged one and is not filled yet
+                from .recovery import caught_up
+
+                idx = caught_up(idx, event.cwd)
             found = _recall(idx, event, state, set(seen), now)
         except Exception as exc:
             if not is_damage(exc):
                 raise
             # Damage shows on first use (a query reaching a garbled page): set the index
             # aside and answer from the rebuilt one or the files (runtime.recovery).
+            from .recovery import after_damage
+
             idx = after_damage(idx, event.cwd, exc)
             found = _recall(idx, event, state, set(seen), now)
     finally:

@@ -31,17 +31,6 @@ CATCH_UP_POLL_S = 0.05
 FROM_FILES_S = 4.0
 
 
-def index_for_prompt(cwd: str | Path) -> Index:
-    """The index a prompt answers from: the one on disk (set aside first if opening it fails),
-    or, while it is being rebuilt after damage, the rebuilt one or one read from the files."""
-    from ..store.index import open_index
-
-    idx = open_index()
-    if idx.rebuilding():
-        return _caught_up(idx, cwd)
-    return idx
-
-
 def after_damage(idx: Index, cwd: str | Path, exc: BaseException) -> Index:
     """``idx`` failed with damage (``exc``) mid-use: set it aside and give the index to answer
     from."""
@@ -49,10 +38,10 @@ def after_damage(idx: Index, cwd: str | Path, exc: BaseException) -> Index:
 
     idx.close()
     quarantine(idx.path, exc)
-    return _caught_up(open_index(), cwd)
+    return caught_up(open_index(), cwd)
 
 
-def _caught_up(idx: Index, cwd: str | Path) -> Index:
+def caught_up(idx: Index, cwd: str | Path) -> Index:
     """The rebuilt ``idx`` once the detached rebuild has finished within CATCH_UP_S, or else an
     index read from the files into memory."""
     from ..store.index import Index

@@ -87,13 +87,17 @@ def fresh(idx: Index, cwd: str) -> None:
 def projects(idx: Index, cwd: str) -> list[Project]:
     """Every project memory knows of (a Claude Code memory folder, memories or cold summaries of
     its own), the one ``cwd`` is in first, each with its folder where that is known."""
-    from ..hygiene.roots import discover_roots, owner_of
+    from ..hygiene.roots import discover_roots, folder_of_key, owner_of
     from ..store import tree
 
     here = paths.project_key(cwd)
     keys = {f.project for f in tree.claude_folders()} | set(idx.distinct_values("project"))
     keys.add(here)
     roots = discover_roots(idx, sorted(keys))
+    for key in keys:  # a folder named with '-' or '.': its key is undone by looking
+        folder = None if roots.get(key) else folder_of_key(key)
+        if folder is not None and paths.project_key(folder) == key:
+            roots[key] = folder
     owner = {key: _owner(key, roots.get(key), owner_of) for key in keys}
     for key, main in owner.items():  # a repository known only through its worktrees' sessions
         root = roots.get(key)
