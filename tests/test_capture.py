@@ -172,6 +172,15 @@ def test_code_blocks_quoted_logs_and_private_spans_are_not_signals(prompt: str) 
     assert user_signals(prompt) == []
 
 
+@pytest.mark.parametrize(
+    "prompt", ["ok, no problem, thanks", "no worries, that's all for today", "No need to rush."]
+)
+def test_pleasantries_that_open_with_no_are_not_even_hints(prompt: str) -> None:
+    """A scripted week's "ok, no problem, thanks" became the inbox candidate "No problem." that
+    every later brief announced."""
+    assert user_signals(prompt) == []
+
+
 # --- item 1 and 6: captured with no step, with its provenance -----------------------------------
 
 

@@ -183,7 +183,10 @@ def tidy(text: str) -> str:
 # "Don't know why", "never mind", "always happy to": words of a rule that make no rule.
 _NOT_A_RULE = LazyPattern(
     r"^(?:don'?t|do\s+not)\s+(?:know|think|understand|see|get|care|remember|worry|mind|bother|"
-    r"have|need\s+to\s+(?:ask|worry))\b|^never\s*mind\b|^always\s+(?:happy|glad|the\s+same)\b",
+    r"have|need\s+to\s+(?:ask|worry))\b|^never\s*mind\b|^always\s+(?:happy|glad|the\s+same)\b"
+    # Pleasantries that open with "no": a week's "ok, no problem, thanks" became an inbox
+    # candidate "No problem." that every later brief then announced.
+    r"|^no\s+(?:problem|problems|worries|thanks|thank\s+you|need|rush|hurry|idea)\b",
     re.IGNORECASE,
 )
 _RULE = LazyPattern(
