@@ -23,7 +23,22 @@ def transcript(project: Path, session: str, prompt: str, answer: str) -> Path:
     for n, (kind, message) in enumerate(
         [
             ("user", {"role": "user", "content": prompt}),
-            ("assistant", {"role": "assistant", "content": [{"type": "text", "text": answer}]}),
+            # An edit: a session with no tool run and nothing decided gets no cold summary.
+            (
+                "assistant",
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": f"t{session[:4]}",
+                            "name": "Edit",
+                            "input": {"file_path": str(project / "tests" / "test_checkout.py")},
+                        },
+                        {"type": "text", "text": answer},
+                    ],
+                },
+            ),  # fmt: skip
         ]
     ):
         lines.append(json.dumps({"type": kind, "uuid": f"{session}-{n}", "sessionId": session,
