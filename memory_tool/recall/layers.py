@@ -29,6 +29,31 @@ class Unit:
     given: str = ""
 
 
+class Fill:
+    """Lines taken in groups while each whole group fits both a token budget and a character
+    cap (a heading goes with its first line or not at all). Tool recall and failure recall
+    pack this way."""
+
+    __slots__ = ("budget", "chars", "max_chars", "units", "used")
+
+    def __init__(self, budget: int, max_chars: int) -> None:
+        self.budget = budget
+        self.max_chars = max_chars
+        self.units: list[Unit] = []
+        self.used = 0
+        self.chars = 0
+
+    def add(self, group: list[Unit]) -> bool:
+        need = sum(u.tokens for u in group)
+        size = sum(len(u.text) for u in group)
+        if self.used + need > self.budget or self.chars + size > self.max_chars:
+            return False
+        self.units.extend(group)
+        self.used += need
+        self.chars += size
+        return True
+
+
 @record
 class Layer:
     name: str

@@ -27,7 +27,7 @@ from ..base import paths
 from ..base.privacy import escape_fence
 from ..store.entry import full_text, is_critical, is_rule
 from ..store.globs import compile_glob, literal_tail
-from .layers import Layer, Unit
+from .layers import Fill, Layer, Unit
 
 if TYPE_CHECKING:
     from ..store.entry import Entry
@@ -162,19 +162,8 @@ def touch_recall(
     project = paths.project_key(cwd)
     located = [locate(p, cwd) for p in file_paths]
     count = idx.count_cached
-    used = chars = 0
-    units: list[Unit] = []
-
-    def add(group: list[Unit]) -> bool:
-        nonlocal used, chars
-        need = sum(u.tokens for u in group)
-        size = sum(len(u.text) for u in group)
-        if used + need > budget or chars + size > max_chars:
-            return False
-        units.extend(group)
-        used += need
-        chars += size
-        return True
+    fill = Fill(budget, max_chars)
+    add, units = fill.add, fill.units
 
     tied = [e for e in tied_entries(idx, located, project) if e.id not in exclude]
     if tied:

@@ -176,26 +176,15 @@ def failure_units(
 ) -> list[Unit]:
     """What memory knows about this failure, within ``budget`` exact tokens and ``max_chars``;
     [] when nothing names it."""
-    from ..recall.layers import Unit
+    from ..recall.layers import Fill, Unit
 
     terms = error_terms(error, command)
     if not terms or budget <= 0:
         return []
     project = paths.project_key(cwd)
     count = idx.count_cached
-    units: list[Unit] = []
-    used = chars = 0
-
-    def add(group: list[Unit]) -> bool:
-        nonlocal used, chars
-        need = sum(u.tokens for u in group)
-        size = sum(len(u.text) for u in group)
-        if used + need > budget or chars + size > max_chars:
-            return False
-        units.extend(group)
-        used += need
-        chars += size
-        return True
+    fill = Fill(budget, max_chars)
+    add, units = fill.add, fill.units
 
     first = True
     for e in memory_hits(idx, terms, project, exclude):
