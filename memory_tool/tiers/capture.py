@@ -383,6 +383,7 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         fuzzy=False,
         home_project=project,
     )
+    same = []
     for hit in hits:
         e = hit.entry
         if not visible(e, project) or not os.path.exists(e.path):
@@ -390,8 +391,16 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         if same_fact(text, e.body or e.description):
             if e.superseded_by and not e.forgotten:
                 continue
-            return e
-    return None
+            same.append(e)
+    # Of several that say it, the one memory-tool wrote is the one to refresh: Claude Code's own
+    # file is read, never rewritten (and which of equal hits ranks first is not stable).
+    return next((e for e in same if not claude_owned(e)), same[0] if same else None)
+
+
+def claude_owned(e: Entry) -> bool:
+    """A file Claude Code wrote in its auto-memory folder: memory-tool stamps ``created:`` on
+    every file it writes there, Claude Code's own format has no such field."""
+    return e.source == "claude" and e.created_inferred
 
 
 # Signals that can replace an older memory: what the person says now, what was decided now,
@@ -459,10 +468,11 @@ def memory_md_lines(cwd: str | Path) -> list[str]:
 
 def refresh(idx: Index, e: Entry, day: str) -> Entry:
     """A repeat: ``confirmed:`` today and, at most once a day, importance one up (to
-    REPEAT_IMPORTANCE_MAX). A team's memory is shared and left as it is."""
+    REPEAT_IMPORTANCE_MAX). A team's memory is shared and Claude Code's own file is Claude
+    Code's: both are left as they are."""
     from ..store.edit import set_fields
 
-    if e.extra.get("team") or str(e.extra.get("confirmed") or "") == day:
+    if e.extra.get("team") or claude_owned(e) or str(e.extra.get("confirmed") or "") == day:
         return e
     fields: dict[str, str | None] = {"confirmed": day}
     if e.importance < REPEAT_IMPORTANCE_MAX:
