@@ -16,7 +16,7 @@ from typing import Any
 from ..base.record import field, record
 from ..store.entry import Entry, is_critical, is_rule
 from ..store.index import Index
-from ..store.similar import richest
+from ..store.similar import gist, richest
 
 
 @record(frozen=True)
@@ -181,6 +181,30 @@ def critical(entries: Sequence[Entry]) -> list[Entry]:
 
 def rules(entries: Sequence[Entry]) -> list[Entry]:
     return [e for e in entries if is_rule(e)]
+
+
+# A MEMORY.md line states a memory Claude Code wrote when it holds at least this share of the
+# words of the memory's description (or of its first line): Claude Code loads that line into
+# every session itself, so L2 giving the memory again put the same fact twice into a request.
+INDEX_STATES_SHARE = 0.6
+# Fewer words than this in a description say too little to tell (a bare "Testing").
+INDEX_STATES_MIN_WORDS = 3
+
+
+def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
+    """Whether the project's MEMORY.md line for ``e`` (``hooks``: ``tree.memory_index_hooks``)
+    already says what ``e`` says: only for a file Claude Code wrote (memory-tool's own lines
+    only point at their file)."""
+    if not e.client_written:
+        return False
+    hook = hooks.get(e.path.rsplit("/", 1)[-1])
+    if not hook:
+        return False
+    first = next((ln for ln in e.body.splitlines() if ln.strip()), "")
+    words = set(gist(e.description or first).split())
+    if len(words) < INDEX_STATES_MIN_WORDS:
+        return False
+    return len(words & set(gist(hook).split())) >= INDEX_STATES_SHARE * len(words)
 
 
 def l1_candidates(index: Index) -> list[Entry]:

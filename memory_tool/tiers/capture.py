@@ -394,13 +394,7 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
             same.append(e)
     # Of several that say it, the one memory-tool wrote is the one to refresh: Claude Code's own
     # file is read, never rewritten (and which of equal hits ranks first is not stable).
-    return next((e for e in same if not claude_owned(e)), same[0] if same else None)
-
-
-def claude_owned(e: Entry) -> bool:
-    """A file Claude Code wrote in its auto-memory folder: memory-tool stamps ``created:`` on
-    every file it writes there, Claude Code's own format has no such field."""
-    return e.source == "claude" and e.created_inferred
+    return next((e for e in same if not e.client_written), same[0] if same else None)
 
 
 # Signals that can replace an older memory: what the person says now, what was decided now,
@@ -472,7 +466,7 @@ def refresh(idx: Index, e: Entry, day: str) -> Entry:
     Code's: both are left as they are."""
     from ..store.edit import set_fields
 
-    if e.extra.get("team") or claude_owned(e) or str(e.extra.get("confirmed") or "") == day:
+    if e.extra.get("team") or e.client_written or str(e.extra.get("confirmed") or "") == day:
         return e
     fields: dict[str, str | None] = {"confirmed": day}
     if e.importance < REPEAT_IMPORTANCE_MAX:
