@@ -124,6 +124,37 @@ def set_config(state: Path, text: str) -> None:
         ("Don't know why this fails", []),
         ("I'm not sure what you mean", []),
         ("x " * 400 + "never do this", []),  # a paste, not a rule
+        # A week of use (bench/week, dev): a statement about the person in mixed person and
+        # the preference after it dropped; two lower-case rules on one line kept as one.
+        ("I'm Dana, I work on the payments backend. Keep answers terse. Set up the fraud-check "
+         "client in app/fraud.py.",
+         [("identity", "The user is Dana and works on the payments backend."),
+          ("preference", "Keep answers terse.")]),
+        ("always use snake_case column names. never commit notebooks with outputs. Clean up "
+         "the funnel notebook.",
+         [("rule", "Always use snake_case column names."),
+          ("rule", "Never commit notebooks with outputs.")]),
+        ("my name is Dana and I prefer terse answers",
+         [("identity", "The user is named Dana and prefers terse answers.")]),
+        ("My name is Dana.", [("identity", "The user's name is Dana.")]),
+        ("I work at Acme, I'm a staff engineer",
+         [("identity", "The user works at Acme and is a staff engineer.")]),
+        # A later clause that is no statement about the person is left out, never kept in the
+        # first person.
+        ("I'm Dana, I need the deploy logs", [("identity", "The user is Dana.")]),
+        ("I prefer answers that I can skim", []),
+        ("Be concise.", [("preference", "Be concise.")]),
+        ("no emojis", [("preference", "No emojis.")]),
+        ("keep answers short, and always run the linters",
+         [("preference", "Keep answers short."), ("rule", "Always run the linters.")]),
+        ("keep the responses small", []),  # maybe an API's responses: not about answers
+        ("respond with JSON from the export endpoint", []),
+        ("Keep answers terse?", []),
+        # A full stop before a lower-case word ends a sentence, but not after an abbreviation
+        # or an initial.
+        ("we bill U.S. customers in dollars. always show cents on invoices",
+         [("rule", "Always show cents on invoices.")]),
+        ("never use e.g. pickle for the cache", [("rule", "Never use e.g. pickle for the cache.")]),
     ],
 )  # fmt: skip
 def test_the_persons_signals_are_clean_single_facts(
@@ -257,14 +288,61 @@ def test_each_signal_goes_where_it_belongs(project: Path, state: Path) -> None:
     assert "The user is Dana, backend." in brief and "## About the user (L1)" in brief
 
 
+def test_who_the_user_is_and_how_they_want_answers_reach_every_project(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    """The week's "I'm Dana, I work on the payments backend. Keep answers terse. Set up ...":
+    one identity in the third person and the preference, both facts about the user (L1 of
+    every project); the task is not captured."""
+    session(
+        project,
+        [
+            ("user", "I'm Dana, I work on the payments backend. Keep answers terse. Set up the "
+                     "fraud-check client in app/fraud.py."),
+            ("assistant", "Done: app/fraud.py has the client."),
+        ],
+    )  # fmt: skip
+    found = {body: meta for meta, body in memories(project).values()}
+    assert sorted(found) == [
+        "Keep answers terse.",
+        "The user is Dana and works on the payments backend.",
+    ]
+    assert {m["metadata"]["type"] for m in found.values()} == {"user"}
+    assert found["Keep answers terse."]["origin"] == "capture:preference"
+    assert "room" not in found["Keep answers terse."]
+    other = tmp_path / "work" / "analytics"
+    other.mkdir(parents=True)
+    brief = wake(other)
+    assert "## About the user (L1)" in brief
+    assert "Keep answers terse." in brief and "works on the payments backend" in brief
+    assert "I work" not in brief and inbox.list_candidates() == []
+
+
+def test_two_rules_on_one_lower_case_line_are_two_memories(project: Path, state: Path) -> None:
+    session(
+        project,
+        [("user", "always use snake_case column names. never commit notebooks with outputs. "
+                  "Clean up the funnel notebook.")],
+    )  # fmt: skip
+    assert sorted(bodies(project)) == [
+        "Always use snake_case column names.",
+        "Never commit notebooks with outputs.",
+    ]
+
+
 def test_capture_mode_inbox_and_off(project: Path, state: Path) -> None:
     set_config(state, "capture:\n  mode: inbox\n")
     session(project, [("user", "Always run mypy before committing.")])
     assert bodies(project) == []
     assert [c.text for c in inbox.list_candidates()] == ["Always run mypy before committing."]
+    # A preference waits as a fact about the user.
+    session(project, [("user", "Keep answers terse.")])
+    assert [(c.kind, c.type) for c in inbox.list_candidates() if "terse" in c.text] == [
+        ("identity", "user")
+    ]
     set_config(state, "capture:\n  mode: off\n")
     session(project, [("user", "Never push to main directly.")])
-    assert bodies(project) == [] and len(inbox.list_candidates()) == 1
+    assert bodies(project) == [] and len(inbox.list_candidates()) == 2
 
 
 def test_a_transcript_that_is_not_json_or_huge_costs_nothing(project: Path, state: Path) -> None:

@@ -11,6 +11,7 @@ signal         type             where
 correction     feedback         the project's memory folder (L2), ``room:`` the classifier's
 rule           feedback         the project's memory folder (L2)
 identity       user             the project's memory folder (L1 reads users of every project)
+preference     user             the same: how the person wants answers, in every project
 decision       project          the project's memory folder (L2)
 defer          project          the project's memory folder (L2), as "Open item: …"
 reuse          reference        the project's memory folder (L3 through its room, L4)
@@ -75,6 +76,7 @@ TYPES = {
     "correction": "feedback",
     "rule": "feedback",
     "identity": "user",
+    "preference": "user",
     "decision": "project",
     "defer": "project",
     "reuse": "reference",
@@ -85,11 +87,14 @@ NOUNS = {
     "correction": ("rule", "rules"),
     "rule": ("rule", "rules"),
     "identity": ("fact about you", "facts about you"),
+    "preference": ("preference", "preferences"),
     "decision": ("decision", "decisions"),
     "defer": ("open item", "open items"),
     "reuse": ("reference", "references"),
     "gotcha": ("gotcha", "gotchas"),
 }
+# signal -> the inbox's kind (inbox.KINDS), for what waits for a person.
+INBOX_KINDS = {"rule": "correction", "heuristic": "correction", "preference": "identity"}
 OPEN_ITEM_PREFIX = "Open item: "
 # What was captured and not yet announced: one file per project, emptied by the first brief that
 # says so (SessionStart).
@@ -497,7 +502,8 @@ def _write(
     type_ = TYPES[signal]
     cwd = state["cwd"]
     project = state["project"]
-    room = pick_room(text) if signal != "identity" else None
+    # A fact about the person is theirs in every project: no room of this one.
+    room = pick_room(text) if TYPES[signal] != "user" else None
     in_room = signal == "gotcha" and room is not None
     if signal == "gotcha" and room is None:
         type_ = "project"  # a gotcha of the whole project: one of its facts
@@ -693,7 +699,7 @@ def capture_session(
             if key in handled or not text:
                 continue
             if mode == "inbox" or signal not in EXPLICIT_KINDS:
-                kind = "correction" if signal in ("rule", "heuristic") else signal
+                kind = INBOX_KINDS.get(signal, signal)
                 hints.append((kind, text))
                 done = Captured(signal, text, "inbox")
             else:

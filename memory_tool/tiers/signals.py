@@ -40,7 +40,8 @@ PRONOUN_RULE_MAX_WORDS = 6
 
 @record(frozen=True)
 class Signal:
-    """One fact a session said. ``kind``: correction, rule, identity or heuristic (the person);
+    """One fact a session said. ``kind``: correction, rule, identity, preference or heuristic
+    (the person);
     decision, gotcha, reuse or defer (a tag). ``line``: the source line as said (sanitised),
     for the memory's ``captured_from``."""
 
@@ -49,11 +50,11 @@ class Signal:
     line: str
 
 
-USER_KINDS = ("correction", "rule", "identity", "heuristic")
+USER_KINDS = ("correction", "rule", "identity", "preference", "heuristic")
 TAG_KINDS = ("decision", "gotcha", "reuse", "defer")
 # Explicit signals: captured as live memories in `capture.mode: auto`. A heuristic goes to the
 # inbox, for a person to accept.
-EXPLICIT_KINDS = ("correction", "rule", "identity", *TAG_KINDS)
+EXPLICIT_KINDS = ("correction", "rule", "identity", "preference", *TAG_KINDS)
 
 # --- what is not prose -------------------------------------------------------------------------
 
@@ -83,10 +84,12 @@ def prose(text: str) -> str:
 
 # --- sentences and clauses ---------------------------------------------------------------------
 
-# A sentence ends at . ! ? (closing quotes and brackets after it) before a capital, a digit, a
-# quote, a tag or a code span; not after a common abbreviation ("e.g. Redis").
+# A sentence ends at . ! ? (closing quotes and brackets after it) before a word, a digit, a
+# quote, a tag or a code span; not after a common abbreviation ("e.g. Redis"). A lower-case
+# word after the full stop starts a sentence too: people type rules in lower case ("always use
+# snake_case column names. never commit notebooks with outputs." is two rules, not one).
 _ABBREV = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "resp", "mr", "ms", "dr", "no")
-_SENTENCE_END = LazyPattern(r"""[.!?]+["')\]]*\s+(?=[A-Z0-9"'`\[(*_<])|\n+""")
+_SENTENCE_END = LazyPattern(r"""[.!?]+["')\]]*\s+(?=[A-Za-z0-9"'`\[(*_<])|\n+""")
 # Two facts on one line: "; " always, ", and" / " and" / ", but" only before a rule's opener.
 _RULE_OPENER = (
     r"(?:always|never|don'?t|do\s+not|also\s+(?:always|never|don'?t|use)|remember|"
@@ -108,6 +111,9 @@ def sentences(text: str) -> list[str]:
         word = re.search(r"(\w+(?:\.\w+)*)\.+$", piece.rstrip("\"')]"))
         if m.group(0).strip() and word and word.group(1).lower() in _ABBREV:
             continue  # "e.g. Redis": one sentence
+        initial = word is not None and len(word.group(1).split(".")[-1]) == 1
+        if initial and text[m.end() : m.end() + 1].islower():
+            continue  # an initial or "U.S. customers": a lower-case word goes on the sentence
         out.append(piece)
         start = m.end()
     out.append(text[start:])
@@ -232,34 +238,106 @@ _IDENTITY = LazyPattern(
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
             "my name", "call me", "i work", "i'm", "i am")  # fmt: skip
+# A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
+# comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
+# as one ("The user is Dana and works on the payments backend.").
+_ME_CLAUSE = LazyPattern(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:i(?:'m|'d)?|my)\b)", re.IGNORECASE)
+# What a later clause may say about the person besides what opens a statement: "…, I work on
+# the payments backend" (alone, "I work on the parser" is more likely today's task).
+_WORK_ON = LazyPattern(r"^i\s+work\s+on\s+(?P<o>\S.+)$", re.IGNORECASE)
+# The first person left in a statement about the person: never stored (the measure of a week
+# of use: "The user is Dana, I work on the payments backend." reads as two speakers).
+_FIRST_PERSON = LazyPattern(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+def _predicate(clause: str, first: bool) -> tuple[str, str]:
+    """(what kind of statement, what it says of the user in the third person: "is Dana",
+    "prefers terse answers") for one clause about the person, or ("", "")."""
+    s = clause.strip().rstrip(".!,;")
+    if not first:
+        m = _WORK_ON.match(s)
+        if m:
+            return "work", f"works on {m.group('o')}"
+    if not s.lower().startswith(_I_HINTS):
+        return "", ""
+    m = _IDENTITY.match(s[0].lower() + s[1:])
+    if not m:
+        return "", ""
+    if m.group("p"):
+        return "prefer", f"prefers {m.group('p')}"
+    if m.group("r"):
+        return "rather", f"would rather {m.group('r')}"
+    if m.group("n"):
+        return "name", f"is named {m.group('n')}"
+    if m.group("c"):
+        return "call", f"goes by {m.group('c')}"
+    if m.group("w"):
+        return "work", f"works {m.group('w')}"
+    rest = m.group("a")
+    if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
+        return "", ""
+    if rest[0].isupper() and rest.split()[0].endswith("ing"):
+        return "", ""
+    return "is", f"is {rest}"
 
 
 def _identity(sentence: str) -> str:
     """The person's statement about themselves, in the third person ("The user prefers terse
-    answers."), or ""."""
+    answers.", "The user is Dana and works on the payments backend."), or "". A later clause
+    that says something else ("I'm Dana, I need the logs") is left out, and a statement that
+    would keep a first-person word is not one: never "The user is Dana, I work on …"."""
     s = sentence.strip().rstrip(".!")
-    low = s.lower()
-    if not low.startswith(_I_HINTS) or s.endswith("?"):
+    if not s.lower().startswith(_I_HINTS) or s.endswith("?"):
         return ""
-    m = _IDENTITY.match(s[0].lower() + s[1:])
-    if not m:
+    parts = [p for p in _ME_CLAUSE.split(s) if p.strip()]
+    said: list[tuple[str, str]] = []
+    for n, part in enumerate(parts):
+        kind, pred = _predicate(part, first=n == 0)
+        if not pred:
+            break
+        said.append((kind, pred))
+    if not said:
         return ""
-    if m.group("p"):
-        return f"The user prefers {m.group('p')}"
-    if m.group("r"):
-        return f"The user would rather {m.group('r')}"
-    if m.group("n"):
-        return f"The user's name is {m.group('n')}"
-    if m.group("c"):
-        return f"The user goes by {m.group('c')}"
-    if m.group("w"):
-        return f"The user works {m.group('w')}"
-    rest = m.group("a")
-    if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
-        return ""
-    if rest[0].isupper() and rest.split()[0].endswith("ing"):
-        return ""
-    return f"The user is {rest}"
+    if len(said) == 1 and said[0][0] == "name":
+        text = "The user's name is " + said[0][1].removeprefix("is named ")
+    else:
+        preds = [pred for _, pred in said]
+        text = "The user " + (
+            preds[0] if len(preds) == 1 else ", ".join(preds[:-1]) + " and " + preds[-1]
+        )
+    me = _FIRST_PERSON.search(text)
+    if me:
+        # "The user is Dana, as I said": the part before the first person, if it says anything.
+        text = text[: me.start()].rsplit(",", 1)[0].strip() if "," in text[: me.start()] else ""
+        if len(text.split()) < MIN_RULE_WORDS:
+            return ""
+    return text
+
+
+# How the person wants to be answered, in any project: "Keep answers terse.", "Be concise.",
+# "Answer in German.", "No emojis.". Only words about Claude's answers: "keep the responses
+# small" may be an API's, so "responses" counts only as "your responses". Matched on the clause
+# with its first letter lowered, so "in German" keeps its capital.
+_PREFERENCE = LazyPattern(
+    r"""^(?:always\s+|please\s+)?(?:
+        (?:keep|make)\s+(?:your\s+|the\s+|all\s+|my\s+)?
+          (?:(?:answers?|replies)|your\s+(?:responses?|explanations?|summaries|messages))\s+
+          (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple)
+      | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
+      | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me)\s+
+          (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|in\s+bullet\s+points)
+      | (?:no|skip\s+the|drop\s+the|without)\s+(?:preambles?|emojis?|apologies|pleasantries)
+      | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question)
+    )\b""",
+    re.VERBOSE,
+)
+
+
+def _preference(clause: str) -> bool:
+    """Whether ``clause`` says how the person wants to be answered (a preference of theirs,
+    for every project), not how this project's work is done."""
+    s = clause.strip()
+    return bool(s) and not s.endswith("?") and bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
 def _user_kind(fact: str, lead: set[str]) -> str:
@@ -306,7 +384,7 @@ def user_signals(prompt: str) -> list[Signal]:
             last: Signal | None = None
             for clause in clauses(sentence):
                 clause, more = strip_lead_in(clause)
-                kind = _user_kind(clause, lead | more)
+                kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
                 if not kind and last is not None and _IMPERATIVE.match(clause):
                     # "Don't mock the database; use the test container": how to follow the
                     # rule before it, not a fact of its own.
