@@ -150,6 +150,10 @@ def set_config(state: Path, text: str) -> None:
         ("keep the responses small", []),  # maybe an API's responses: not about answers
         ("respond with JSON from the export endpoint", []),
         ("Keep answers terse?", []),
+        # About the answer just given, or this time only: no preference.
+        ("make the answer shorter", []),
+        ("answer in German this time", []),
+        ("make your answers shorter", [("preference", "Make your answers shorter.")]),
         # A full stop before a lower-case word ends a sentence, but not after an abbreviation
         # or an initial.
         ("we bill U.S. customers in dollars. always show cents on invoices",
@@ -234,6 +238,12 @@ def test_a_question_or_a_hypothetical_change_is_never_captured(prompt: str) -> N
         ("the standup moved to 10:30", "The standup moved to 10:30."),
         # A switch between two names no list knows: maybe the task of the moment.
         ("switch from main to develop", "Switch from main to develop."),
+        # For now only.
+        ("switch to polars for now", "Switch to polars for now."),
+        (
+            "the bucket temporarily moved to eu-central-1",
+            "The bucket temporarily moved to eu-central-1.",
+        ),
     ],
 )
 def test_a_change_heard_of_or_about_something_else_only_goes_to_the_inbox(

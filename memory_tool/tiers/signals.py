@@ -319,12 +319,13 @@ def _identity(sentence: str) -> str:
 
 # How the person wants to be answered, in any project: "Keep answers terse.", "Be concise.",
 # "Answer in German.", "No emojis.". Only words about Claude's answers: "keep the responses
-# small" may be an API's, so "responses" counts only as "your responses". Matched on the clause
+# small" may be an API's, so "responses" counts only as "your responses"; and only answers in
+# the plural: "make the answer shorter" is about the answer just given. Matched on the clause
 # with its first letter lowered, so "in German" keeps its capital.
 _PREFERENCE = LazyPattern(
     r"""^(?:always\s+|please\s+)?(?:
-        (?:keep|make)\s+(?:your\s+|the\s+|all\s+|my\s+)?
-          (?:(?:answers?|replies)|your\s+(?:responses?|explanations?|summaries|messages))\s+
+        (?:keep\s+(?:your\s+|the\s+|all\s+|my\s+)?|make\s+(?:your\s+|all\s+)?)
+          (?:answers|replies|your\s+(?:responses|explanations|summaries|messages))\s+
           (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple)
       | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
       | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me)\s+
@@ -336,11 +337,22 @@ _PREFERENCE = LazyPattern(
 )
 
 
+# Words that make an instruction today's only: "answer in German this time", "switch to polars
+# for now". Such a switch or change waits in the inbox; such a preference is none.
+_ONE_OFF = LazyPattern(
+    r"\b(?:this\s+time|this\s+once|just\s+once|for\s+now|for\s+the\s+moment|temporarily|"
+    r"for\s+this\s+(?:one|answer|file|test|task|question|pr|branch|run))\b",
+    re.IGNORECASE,
+)
+
+
 def _preference(clause: str) -> bool:
     """Whether ``clause`` says how the person wants to be answered (a preference of theirs,
     for every project), not how this project's work is done."""
     s = clause.strip()
-    return bool(s) and not s.endswith("?") and bool(_PREFERENCE.match(s[0].lower() + s[1:]))
+    if not s or s.endswith("?") or _ONE_OFF.search(s):
+        return False
+    return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
 def _user_kind(fact: str, lead: set[str]) -> str:
@@ -471,6 +483,8 @@ def _switch(clause: str) -> tuple[str, str] | None:
             (w for w in re.findall(r"[\w.\-]+", rest) if w.lower() in mates - {new.lower()}), ""
         )
     known = new.lower() in ALTERNATIVE_OF or old.lower() in ALTERNATIVE_OF
+    if known and _ONE_OFF.search(said):
+        return "heuristic", said.split(",")[0]  # "switch to polars for now"
     if not known:
         # "switch from main to develop": explicit, but maybe today's task; "switch to the
         # main branch" names no old thing at all.
@@ -512,7 +526,8 @@ def _change(clause: str) -> tuple[str, str] | None:
         return None  # "the ticket moved to done": nothing exact to keep
     prep = m.group("prep") or ""
     text = f"{subject} {_WS.sub(' ', m.group('verb'))} {prep}{value}."
-    kind = "change" if not hedge and _SETUP_NOUN.search(subject) else "heuristic"
+    settled = not hedge and not _ONE_OFF.search(s)  # not "temporarily moved", "for now"
+    kind = "change" if settled and _SETUP_NOUN.search(subject) else "heuristic"
     return kind, _WS.sub(" ", text)
 
 
