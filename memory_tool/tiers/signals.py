@@ -444,7 +444,7 @@ _SETUP_NOUN = LazyPattern(
     r"endpoints?|apis?|urls?|base\s+url|services?|queues?|topics?|tables?|clusters?|packages?|"
     r"modules?|files?|folders?|directory|directories|config|configs|settings|ports?|domains?|"
     r"registry|image|images|jobs?|cron|dashboards?|warehouse|schemas?|secrets?|vault|docs|"
-    r"wiki|channel|branch|bucket's|pipelines?|workers?|cache|store|storage|cdn|dns|vpc)\b",
+    r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc)\b",
     re.IGNORECASE,
 )
 # A value that names something exact: a region, a path, a version, a host, a `name`.
