@@ -68,6 +68,15 @@ def test_an_index_line_that_only_names_the_file_does_not_count(project: Path) ->
     assert RULE in brief_text(project)
 
 
+def test_an_index_line_that_only_labels_the_fact_does_not_count(project: Path) -> None:
+    """The line gives the description, and a description may only label the fact."""
+    folder = paths.project_memory_dir(project)
+    write_memory(folder, "project_fact_01.md", "Widget 1 runs with setting ZFACT01Q.",
+                 type_="project", description="project fact 01")  # fmt: skip
+    (folder / "MEMORY.md").write_text("- [project_fact_01](project_fact_01.md) — project fact 01\n")
+    assert "ZFACT01Q" in brief_text(project)
+
+
 def test_a_critical_rule_still_opens_the_brief(project: Path) -> None:
     folder = paths.project_memory_dir(project)
     write_memory(folder, "feedback_prod.md",

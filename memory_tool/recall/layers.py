@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..base.record import field, record
-from ..store.entry import Entry, is_critical, is_rule
+from ..store.entry import Entry, is_critical, is_rule, one_line
 from ..store.index import Index
 from ..store.similar import gist, richest
 
@@ -184,10 +184,11 @@ def rules(entries: Sequence[Entry]) -> list[Entry]:
 
 
 # A MEMORY.md line states a memory Claude Code wrote when it holds at least this share of the
-# words of the memory's description (or of its first line): Claude Code loads that line into
-# every session itself, so L2 giving the memory again put the same fact twice into a request.
+# words of the memory's first sentence (the fact itself; a description may only label it, as in
+# "project fact 01"): Claude Code loads that line into every session itself, so L2 giving the
+# memory again put the same fact twice into a request.
 INDEX_STATES_SHARE = 0.6
-# Fewer words than this in a description say too little to tell (a bare "Testing").
+# Fewer words than this say too little to tell (a bare "Testing").
 INDEX_STATES_MIN_WORDS = 3
 
 
@@ -200,11 +201,20 @@ def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
     hook = hooks.get(e.path.rsplit("/", 1)[-1])
     if not hook:
         return False
-    first = next((ln for ln in e.body.splitlines() if ln.strip()), "")
-    words = set(gist(e.description or first).split())
+    words = set(gist(first_sentence(e.body) or e.description).split())
     if len(words) < INDEX_STATES_MIN_WORDS:
         return False
     return len(words & set(gist(hook).split())) >= INDEX_STATES_SHARE * len(words)
+
+
+def first_sentence(body: str) -> str:
+    """The body's first sentence, Markdown headings left out."""
+    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
+    text = one_line(" ".join(lines))
+    end = next(
+        (i for i, c in enumerate(text) if c in ".!?" and text[i + 1 : i + 2] in ("", " ")), -1
+    )
+    return text[: end + 1] if end >= 0 else text
 
 
 def l1_candidates(index: Index) -> list[Entry]:

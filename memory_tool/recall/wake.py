@@ -19,6 +19,7 @@ from .layers import (
     Unit,
     critical,
     dedupe,
+    first_sentence,
     l1_candidates,
     l2_candidates,
     pack,
@@ -102,7 +103,7 @@ def _label(e: Entry) -> str:
     sentence, cut at a word. A name that is only the file's name ("feedback_testing", a
     CONTEXT.md's "CONTEXT") names no rule."""
     name = e.name if e.name != Path(e.path).stem else ""
-    text = one_line(e.description) or one_line(name) or _first_sentence(e.body) or e.id
+    text = one_line(e.description) or one_line(name) or first_sentence(e.body) or e.id
     text = text.rstrip(".")
     if len(text) <= RECAP_LABEL_CHARS:
         return text
@@ -116,21 +117,11 @@ def _recap_name(e: Entry) -> str:
     own words: the recap reminds, it does not say the rule a second time (a scripted week
     counted each such rule twice in every request)."""
     label = _label(e)
-    said = set(gist(_first_sentence(e.body) or e.body).split())
+    said = set(gist(first_sentence(e.body) or e.body).split())
     words = set(gist(label).split())
     if not words or len(words & said) >= RECAP_RESTATES_SHARE * len(words):
         return f"[{e.id}]"
     return f"{escape_fence(label)} [{e.id}]"
-
-
-def _first_sentence(body: str) -> str:
-    """The body's first sentence, Markdown headings left out."""
-    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
-    text = one_line(" ".join(lines))
-    end = next(
-        (i for i, c in enumerate(text) if c in ".!?" and text[i + 1 : i + 2] in ("", " ")), -1
-    )
-    return text[: end + 1] if end >= 0 else text
 
 
 def build_brief(
