@@ -154,11 +154,18 @@ def fts_query(text: str) -> str | None:
     return _match(query_terms(text))
 
 
-def _match(terms: list[str], extra: list[str] | None = None) -> str | None:
-    """``terms`` with a proximity match for each adjacent pair; ``extra`` words only alone."""
+def _match(terms: list[str], extra: list[str] | None = None, prefix: bool = False) -> str | None:
+    """``terms`` with a proximity match for each adjacent pair; ``extra`` words only alone.
+    ``prefix``: a long word also matches by its first COVERAGE_PREFIX letters (see search)."""
     if not terms and not extra:
         return None
     parts = [f'"{t}"' for t in [*terms, *(extra or [])]]
+    if prefix:
+        parts += [
+            f'"{t[:COVERAGE_PREFIX]}"*'
+            for t in terms
+            if len(t) > COVERAGE_PREFIX and t.isalnum() and t.isascii()
+        ]
     pairs = list(zip(terms[:-1], terms[1:], strict=True))[:MAX_NEAR_PAIRS]
     parts += [f'NEAR("{a}" "{b}", {NEAR_DISTANCE})' for a, b in pairs]
     return " OR ".join(parts)
@@ -239,6 +246,94 @@ def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int)
     return [row_to_entry(r) for r in rows]
 
 
+# --- a project's own memories on a prompt's topic ----------------------------------------------
+# A project's memories that no layer loads by themselves (a reference, a fact without a room, an
+# open item past L2's budget) come with a prompt about them: the prompt's words against the
+# project's own memories, in the one ranking, and only where a word that says what the prompt
+# is about matches. Words every task says (add, make, file, work: the classifier's stop words)
+# and the parts of a path any repository has match nothing on their own.
+PATH_WORDS = frozenset(
+    "app apps src lib libs util utils helper helpers common core main index py js ts tsx jsx "
+    "md json yaml yml toml txt ipynb sh".split()
+)
+# A word found in the memory only inside a path ("notebooks" in notebooks/templates/cohort.ipynb)
+# is weaker evidence than one in its words ("the cohort template"): two such words make a match,
+# one does not ("commit the exploratory notebook" is not about the cohort template).
+PATH_ONLY_WEIGHT = 0.5
+TOPIC_MATCH_MIN = 1.0
+# Candidates the ranking returns before the topic check: a project has few memories outside L2.
+PROJECT_MATCH_CANDIDATES = 8
+PROJECT_MATCH_SOURCES = ("claude", "context", "room")
+_PATHLIKE = re.compile(r"\S*/\S*|\S+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+
+
+def topic_terms(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about (query terms but the classifier's stop
+    words, path parts any repository has, numbers)."""
+    from .words import STOP_WORDS
+
+    return [
+        t
+        for t in query_terms(text)
+        if len(t) >= 3 and t not in STOP_WORDS and t not in PATH_WORDS and not t.isdigit()
+    ]
+
+
+def topic_weight(terms: list[str], entry: Entry) -> float:
+    """How much of ``terms`` ``entry`` holds: 1 for each term among its words, PATH_ONLY_WEIGHT
+    for one only inside a path; a term matches a word starting with its first COVERAGE_PREFIX
+    letters (a shorter term must be the whole word)."""
+    text = f"{entry.description}\n{entry.body}\n{' '.join(entry.tags)}".lower()
+    in_paths = " ".join(_PATHLIKE.findall(text))
+    prose = _PATHLIKE.sub(" ", text)
+
+    def forms(chunk: str) -> tuple[set[str], set[str]]:
+        runs = _ALNUM_RUN.findall(chunk.replace("_", " "))
+        return set(runs), {w[:COVERAGE_PREFIX] for w in runs if len(w) >= COVERAGE_PREFIX}
+
+    said, said_starts = forms(prose)
+    pathed, path_starts = forms(in_paths)
+    total = 0.0
+    for t in terms:
+        if len(t) >= COVERAGE_PREFIX:
+            key = t[:COVERAGE_PREFIX]
+            total += 1.0 if key in said_starts else PATH_ONLY_WEIGHT * (key in path_starts)
+        else:
+            total += 1.0 if t in said else PATH_ONLY_WEIGHT * (t in pathed)
+    return total
+
+
+def project_matches(
+    idx: Index,
+    query: str,
+    *,
+    project: str,
+    exclude: set[str] | frozenset[str] = frozenset(),
+    limit: int = 3,
+) -> list[Hit]:
+    """The memories of ``project``'s own (its memory folder, its CONTEXT.md, room memories
+    added from inside it) that ``query`` is about: ranked by ``search`` (words matched by
+    their first letters too), kept when TOPIC_MATCH_MIN of the query's topic words are in them
+    (``topic_weight``). Identity facts are L1's."""
+    terms = topic_terms(query)
+    if not terms:
+        return []
+    hits = search(
+        idx,
+        " ".join(terms),
+        limit=PROJECT_MATCH_CANDIDATES,
+        project=project,
+        sources=PROJECT_MATCH_SOURCES,
+        exclude=exclude,
+        fuzzy=False,
+        live_only=True,
+        intent=False,
+        prefix=True,
+    )
+    mine = (h for h in hits if h.entry.type != "user")
+    return [h for h in mine if topic_weight(terms, h.entry) >= TOPIC_MATCH_MIN][:limit]
+
+
 def search(
     idx: Index,
     query: str,
@@ -259,6 +354,7 @@ def search(
     live_only: bool = False,
     now: dt.date | None = None,
     intent: bool = True,
+    prefix: bool = False,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
@@ -268,7 +364,10 @@ def search(
     them. ``now``: the day time words in the query count from (default today). ``intent``:
     read what a question asks beyond its words (its time words; the latest version first; the
     user's own likes for a question about them); a task prompt's room recall and a duplicate
-    check do not."""
+    check do not. ``prefix``: a word also matches the words that share its first
+    COVERAGE_PREFIX letters ("convert" finds "conversion", which the Porter stemmer keeps
+    apart), as coverage counts them; for the few memories of one project (``project_matches``),
+    not for a search of everything."""
     from ..base.config import today
     from .index import live_params, live_sql, row_to_entry, text_only_sql
 
@@ -279,7 +378,7 @@ def search(
     terms = query_terms(query)
     prefer = intent and bool(terms) and asks_preference(query)
     more = expansion(terms)[: max(0, MAX_QUERY_TERMS - len(terms))] if prefer else []
-    match = _match(terms, more)
+    match = _match(terms, more, prefix)
     hits: list[Hit] = []
     filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
