@@ -294,12 +294,13 @@ def topic_weight(terms: list[str], entry: Entry) -> float:
     said, said_starts = forms(prose)
     pathed, path_starts = forms(in_paths)
     total = 0.0
-    for t in terms:
-        if len(t) >= COVERAGE_PREFIX:
-            key = t[:COVERAGE_PREFIX]
+    # Forms of one word count once: "the funnel notebook" in a prompt that also says
+    # "notebooks" is one word about notebooks, not two.
+    for key in dict.fromkeys(t[:COVERAGE_PREFIX] for t in terms):
+        if len(key) >= COVERAGE_PREFIX:
             total += 1.0 if key in said_starts else PATH_ONLY_WEIGHT * (key in path_starts)
         else:
-            total += 1.0 if t in said else PATH_ONLY_WEIGHT * (t in pathed)
+            total += 1.0 if key in said else PATH_ONLY_WEIGHT * (key in pathed)
     return total
 
 
