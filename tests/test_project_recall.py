@@ -167,3 +167,23 @@ def _key(project: Path) -> str:
     from memory_tool.base import paths
 
     return paths.project_key(project)
+
+
+def test_only_the_subject_of_a_memory_counts(payments: Path) -> None:
+    """A Why: or How to apply: is about many things: its words do not make the memory the
+    prompt's."""
+    _add(
+        payments, "Use lib/pdf.py render() for invoices.\nWhy: the previous approach did not scale."
+    )
+    _start(payments, "s1")
+    assert "render()" not in _prompt(payments, "compare these two approaches and pick one", "s1")
+    assert "render()" in _prompt(payments, "render the invoices as PDF", "s2")
+
+
+def test_a_word_many_of_the_projects_memories_hold_picks_none(payments: Path) -> None:
+    for i, what in enumerate(("ledger", "payouts", "refunds", "disputes")):
+        _add(payments, f"Split the {what} job into batches of {100 * (i + 1)} rows.")
+    _start(payments, "s1")
+    got = _prompt(payments, "split this into smaller pieces", "s1")
+    assert "batches of" not in got
+    assert "refunds job" in _prompt(payments, "split the refunds job", "s2")  # "refunds": rare

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..base.record import record
@@ -261,6 +262,11 @@ PATH_WORDS = frozenset(
 # one does not ("commit the exploratory notebook" is not about the cohort template).
 PATH_ONLY_WEIGHT = 0.5
 TOPIC_MATCH_MIN = 1.0
+# A word of the prompt picks a memory only when at most this many of the project's memories
+# hold it: "cohort" in one reference says which memory the prompt is about; "split" or
+# "approach", in dozens of a busy project's memories, says nothing (a generated project of
+# 1,000 files matched a third of its no-room prompts on such words).
+RARE_HOLDERS = 3
 # Candidates the ranking returns before the topic check: a project has few memories outside L2.
 PROJECT_MATCH_CANDIDATES = 8
 PROJECT_MATCH_SOURCES = ("claude", "context", "room")
@@ -279,11 +285,14 @@ def topic_terms(text: str) -> list[str]:
     ]
 
 
-def topic_weight(terms: list[str], entry: Entry) -> float:
-    """How much of ``terms`` ``entry`` holds: 1 for each term among its words, PATH_ONLY_WEIGHT
-    for one only inside a path; a term matches a word starting with its first COVERAGE_PREFIX
-    letters (a shorter term must be the whole word)."""
-    text = f"{entry.description}\n{entry.body}\n{' '.join(entry.tags)}".lower()
+def topic_weight(terms: list[str], entry: Entry, says: Callable[[str], bool]) -> float:
+    """How much of ``terms`` the subject of ``entry`` (the first sentence of its description and
+    of its body) holds: 1 for each term among its words, PATH_ONLY_WEIGHT for one only inside a
+    path; a term matches a word starting with its first COVERAGE_PREFIX
+    letters (a shorter term must be the whole word). Only the terms ``says`` keeps count (by
+    their first letters: ``project_matches`` keeps those that few of the project's memories
+    hold)."""
+    text = f"{_subject(entry.description)}\n{_subject(entry.body)}".lower()
     in_paths = " ".join(_PATHLIKE.findall(text))
     prose = _PATHLIKE.sub(" ", text)
 
@@ -298,10 +307,42 @@ def topic_weight(terms: list[str], entry: Entry) -> float:
     # "notebooks" is one word about notebooks, not two.
     for key in dict.fromkeys(t[:COVERAGE_PREFIX] for t in terms):
         if len(key) >= COVERAGE_PREFIX:
-            total += 1.0 if key in said_starts else PATH_ONLY_WEIGHT * (key in path_starts)
+            weight = 1.0 if key in said_starts else PATH_ONLY_WEIGHT * (key in path_starts)
         else:
-            total += 1.0 if key in said else PATH_ONLY_WEIGHT * (key in pathed)
+            weight = 1.0 if key in said else PATH_ONLY_WEIGHT * (key in pathed)
+        if weight and says(key):
+            total += weight
     return total
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s|\n")
+
+
+def _subject(text: str) -> str:
+    """A memory's subject: its first sentence. What follows (a Why: and How to apply:, more
+    detail) is about many things; "the previous approach did not scale" does not make a memory
+    about "compare these two approaches"."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0] if text else ""
+
+
+def _holders(idx: Index, project: str, forms: list[str]) -> int:
+    """How many of ``project``'s own live memories hold one of ``forms`` (FTS terms), up to
+    RARE_HOLDERS + 1 (enough to tell rare from common)."""
+    from .index import live_params, live_sql, text_only_sql
+
+    marks = ",".join("?" * len(PROJECT_MATCH_SOURCES))
+    try:
+        row = idx.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM entries_fts JOIN entries e "
+            "ON e.rowid = entries_fts.rowid WHERE entries_fts MATCH ? AND e.project = ? "
+            f"AND e.source IN ({marks}) AND {text_only_sql('e.')} "
+            f"AND ({live_sql('e.')}) LIMIT ?)",
+            (" OR ".join(forms), project, *PROJECT_MATCH_SOURCES, *live_params(),
+             RARE_HOLDERS + 1),
+        ).fetchone()  # fmt: skip
+    except sqlite3.OperationalError:
+        return RARE_HOLDERS + 1
+    return int(row[0])
 
 
 def project_matches(
@@ -314,8 +355,9 @@ def project_matches(
 ) -> list[Hit]:
     """The memories of ``project``'s own (its memory folder, its CONTEXT.md, room memories
     added from inside it) that ``query`` is about: ranked by ``search`` (words matched by
-    their first letters too), kept when TOPIC_MATCH_MIN of the query's topic words are in them
-    (``topic_weight``). Identity facts are L1's."""
+    their first letters too), kept when they hold TOPIC_MATCH_MIN of the query's topic words
+    that at most RARE_HOLDERS of the project's memories hold (``topic_weight``): a word most
+    of them hold picks none of them. Identity facts are L1's."""
     terms = topic_terms(query)
     if not terms:
         return []
@@ -331,8 +373,23 @@ def project_matches(
         intent=False,
         prefix=True,
     )
-    mine = (h for h in hits if h.entry.type != "user")
-    return [h for h in mine if topic_weight(terms, h.entry) >= TOPIC_MATCH_MIN][:limit]
+    mine = [h for h in hits if h.entry.type != "user"]
+    if not mine:
+        return []
+    by_key: dict[str, list[str]] = {}
+    for t in terms:
+        by_key.setdefault(t[:COVERAGE_PREFIX], []).append(t)
+    rare: dict[str, bool] = {}
+
+    def says(key: str) -> bool:
+        if key not in rare:
+            forms = [f'"{t}"' for t in by_key.get(key, [key])]
+            if len(key) >= COVERAGE_PREFIX and key.isalnum() and key.isascii():
+                forms.append(f'"{key}"*')
+            rare[key] = _holders(idx, project, forms) <= RARE_HOLDERS
+        return rare[key]
+
+    return [h for h in mine if topic_weight(terms, h.entry, says) >= TOPIC_MATCH_MIN][:limit]
 
 
 def search(
