@@ -124,12 +124,132 @@ def set_config(state: Path, text: str) -> None:
         ("Don't know why this fails", []),
         ("I'm not sure what you mean", []),
         ("x " * 400 + "never do this", []),  # a paste, not a rule
+        # A week of use (bench/week, dev): a statement about the person in mixed person and
+        # the preference after it dropped; two lower-case rules on one line kept as one.
+        ("I'm Dana, I work on the payments backend. Keep answers terse. Set up the fraud-check "
+         "client in app/fraud.py.",
+         [("identity", "The user is Dana and works on the payments backend."),
+          ("preference", "Keep answers terse.")]),
+        ("always use snake_case column names. never commit notebooks with outputs. Clean up "
+         "the funnel notebook.",
+         [("rule", "Always use snake_case column names."),
+          ("rule", "Never commit notebooks with outputs.")]),
+        ("my name is Dana and I prefer terse answers",
+         [("identity", "The user is named Dana and prefers terse answers.")]),
+        ("My name is Dana.", [("identity", "The user's name is Dana.")]),
+        ("I work at Acme, I'm a staff engineer",
+         [("identity", "The user works at Acme and is a staff engineer.")]),
+        # A later clause that is no statement about the person is left out, never kept in the
+        # first person.
+        ("I'm Dana, I need the deploy logs", [("identity", "The user is Dana.")]),
+        ("I prefer answers that I can skim", []),
+        ("Be concise.", [("preference", "Be concise.")]),
+        ("no emojis", [("preference", "No emojis.")]),
+        ("keep answers short, and always run the linters",
+         [("preference", "Keep answers short."), ("rule", "Always run the linters.")]),
+        ("keep the responses small", []),  # maybe an API's responses: not about answers
+        ("respond with JSON from the export endpoint", []),
+        ("Keep answers terse?", []),
+        # About the answer just given, or this time only: no preference.
+        ("make the answer shorter", []),
+        ("answer in German this time", []),
+        ("make your answers shorter", [("preference", "Make your answers shorter.")]),
+        # A full stop before a lower-case word ends a sentence, but not after an abbreviation
+        # or an initial.
+        ("we bill U.S. customers in dollars. always show cents on invoices",
+         [("rule", "Always show cents on invoices.")]),
+        ("never use e.g. pickle for the cache", [("rule", "Never use e.g. pickle for the cache.")]),
     ],
 )  # fmt: skip
 def test_the_persons_signals_are_clean_single_facts(
     prompt: str, found: list[tuple[str, str]]
 ) -> None:
     assert [(s.kind, s.text) for s in user_signals(prompt)] == found
+
+
+# --- a change said without "use", "never" or "always" -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "found"),
+    [
+        # A switch to a tool that stands in for another: a correction, reworded as the rule it
+        # is; the reason kept when it names what was replaced, the task after it not.
+        ("switch to polars for the event loads, pandas is too slow on the full export",
+         [("correction", "Use polars instead of pandas for the event loads (pandas is too slow "
+                         "on the full export).")]),
+        ("we switched from pip to uv", [("correction", "Use uv instead of pip.")]),
+        ("let's switch to polars, then rerun the job", [("correction", "Use polars.")]),
+        ("no, switch to polars", [("correction", "Use polars.")]),
+        # A fact of the project's setup that changed, with its exact new value: a project fact,
+        # without "last night" (true the day it was said) and without the task after it.
+        ("the bucket moved to eu-central-1 last night, update the upload",
+         [("change", "The bucket moved to eu-central-1.")]),
+        ("the API is now at /v2", [("change", "The API is now at /v2.")]),
+        ("our staging DB was renamed to stage-db-2",
+         [("change", "Our staging DB was renamed to stage-db-2.")]),
+    ],
+)  # fmt: skip
+def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, str]]) -> None:
+    assert [(s.kind, s.text) for s in user_signals(prompt)] == found
+
+
+# Said about a change and no change to keep: a question, a hypothetical, a condition, a hedge
+# with a modal, a negation, a future, a one-off step, a pronoun with nothing to name.
+NOT_A_CHANGE = [
+    "should we switch to polars?",
+    "switch to polars?",
+    "what if the bucket moved to eu-central-1",
+    "what if we switched to polars for the event loads",
+    "if the bucket moved to eu-central-1, update the upload",
+    "in case the bucket moved to eu-central-1, check both regions",
+    "suppose we switch to polars for the event loads",
+    "did the bucket move to eu-central-1?",
+    "the bucket moved to eu-central-1?",
+    "has the bucket moved to eu-central-1?",
+    "maybe switch to polars for the event loads",
+    "we could switch to polars for the event loads",
+    "would switching to polars help with the event loads?",
+    "the bucket might have moved to eu-central-1",
+    "the bucket will move to eu-central-1 next week",
+    "the bucket hasn't moved to eu-central-1 yet",
+    "the bucket has not moved to eu-central-1",
+    "switch to the main branch",
+    "switch to main for the release",
+    "move to the next step",
+    "it moved to eu-central-1",
+    "the ticket moved to done",
+    "I wonder if the bucket moved to eu-central-1",
+]
+
+
+@pytest.mark.parametrize("prompt", NOT_A_CHANGE)
+def test_a_question_or_a_hypothetical_change_is_never_captured(prompt: str) -> None:
+    assert user_signals(prompt) == []
+
+
+@pytest.mark.parametrize(
+    ("prompt", "hint"),
+    [
+        # Heard of, not known: the person confirms it.
+        ("I think the bucket moved to eu-central-1", "The bucket moved to eu-central-1."),
+        ("apparently the API is now at /v2", "The API is now at /v2."),
+        # Not the project's setup: maybe a durable fact, maybe today's news.
+        ("the standup moved to 10:30", "The standup moved to 10:30."),
+        # A switch between two names no list knows: maybe the task of the moment.
+        ("switch from main to develop", "Switch from main to develop."),
+        # For now only.
+        ("switch to polars for now", "Switch to polars for now."),
+        (
+            "the bucket temporarily moved to eu-central-1",
+            "The bucket temporarily moved to eu-central-1.",
+        ),
+    ],
+)
+def test_a_change_heard_of_or_about_something_else_only_goes_to_the_inbox(
+    prompt: str, hint: str
+) -> None:
+    assert [(s.kind, s.text) for s in user_signals(prompt)] == [("heuristic", hint)]
 
 
 def test_redaction_keeps_the_sentence_boundary_and_the_secret_is_never_kept() -> None:
@@ -257,14 +377,61 @@ def test_each_signal_goes_where_it_belongs(project: Path, state: Path) -> None:
     assert "The user is Dana, backend." in brief and "## About the user (L1)" in brief
 
 
+def test_who_the_user_is_and_how_they_want_answers_reach_every_project(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    """The week's "I'm Dana, I work on the payments backend. Keep answers terse. Set up ...":
+    one identity in the third person and the preference, both facts about the user (L1 of
+    every project); the task is not captured."""
+    session(
+        project,
+        [
+            ("user", "I'm Dana, I work on the payments backend. Keep answers terse. Set up the "
+                     "fraud-check client in app/fraud.py."),
+            ("assistant", "Done: app/fraud.py has the client."),
+        ],
+    )  # fmt: skip
+    found = {body: meta for meta, body in memories(project).values()}
+    assert sorted(found) == [
+        "Keep answers terse.",
+        "The user is Dana and works on the payments backend.",
+    ]
+    assert {m["metadata"]["type"] for m in found.values()} == {"user"}
+    assert found["Keep answers terse."]["origin"] == "capture:preference"
+    assert "room" not in found["Keep answers terse."]
+    other = tmp_path / "work" / "analytics"
+    other.mkdir(parents=True)
+    brief = wake(other)
+    assert "## About the user (L1)" in brief
+    assert "Keep answers terse." in brief and "works on the payments backend" in brief
+    assert "I work" not in brief and inbox.list_candidates() == []
+
+
+def test_two_rules_on_one_lower_case_line_are_two_memories(project: Path, state: Path) -> None:
+    session(
+        project,
+        [("user", "always use snake_case column names. never commit notebooks with outputs. "
+                  "Clean up the funnel notebook.")],
+    )  # fmt: skip
+    assert sorted(bodies(project)) == [
+        "Always use snake_case column names.",
+        "Never commit notebooks with outputs.",
+    ]
+
+
 def test_capture_mode_inbox_and_off(project: Path, state: Path) -> None:
     set_config(state, "capture:\n  mode: inbox\n")
     session(project, [("user", "Always run mypy before committing.")])
     assert bodies(project) == []
     assert [c.text for c in inbox.list_candidates()] == ["Always run mypy before committing."]
+    # A preference waits as a fact about the user.
+    session(project, [("user", "Keep answers terse.")])
+    assert [(c.kind, c.type) for c in inbox.list_candidates() if "terse" in c.text] == [
+        ("identity", "user")
+    ]
     set_config(state, "capture:\n  mode: off\n")
     session(project, [("user", "Never push to main directly.")])
-    assert bodies(project) == [] and len(inbox.list_candidates()) == 1
+    assert bodies(project) == [] and len(inbox.list_candidates()) == 2
 
 
 def test_a_transcript_that_is_not_json_or_huge_costs_nothing(project: Path, state: Path) -> None:
@@ -413,6 +580,16 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
         ("Use ruff instead of flake8.", "Use flake8 for linting.", True),
         ("We switched from pip to uv.", "Use pip for packages.", True),
         ("The bucket moved to eu-central-1.", "The events bucket is in us-east-1.", True),
+        ("The bucket moved to eu-central-1.", "The payments S3 bucket is in us-east-1.", True),
+        ("The API is now at /v2.", "The API is served at /v1.", True),
+        # A change retires the fact that states the old value, not a rule about the same thing.
+        ("The bucket moved to eu-central-1.", "Never make the bucket public.", False),
+        (
+            "Use polars instead of pandas for the event loads (pandas is too slow on the full "
+            "export).",
+            "Use pandas for the event loads.",
+            True,
+        ),
         ("Never use requests.", "Use requests for HTTP calls.", True),
         ("Use ruff instead of flake8.", "Run flake8 with max-line 100.", False),
         ("Use pytest for tests.", "Use ruff for linting.", False),
@@ -449,6 +626,60 @@ def test_a_new_decision_supersedes_the_old_one_which_stays_as_history(
     assert "polars" in brief and "pandas" not in brief and "push to main" in brief
     found_ids = CliRunner().invoke(main, ["search", "events loader"]).output
     assert old_id in found_ids and new_id in found_ids
+
+
+def test_a_switch_and_a_changed_fact_said_plainly_retire_the_older_memories(
+    project: Path, state: Path
+) -> None:
+    """The week's "switch to polars for the event loads, pandas is too slow on the full export"
+    and "the bucket moved to eu-central-1 last night, update the upload": neither says use,
+    never or always; both are kept and retire what they replace, not the rule beside it."""
+    folder = paths.project_memory_dir(project)
+    write_memory(
+        folder, "project_event_loads.md", "Use pandas for the event loads.", type_="project"
+    )
+    write_memory(
+        folder, "project_bucket.md", "The payments S3 bucket is in us-east-1.", type_="project"
+    )
+    write_memory(folder, "feedback_bucket_public.md", "Never make the bucket public.",
+                 type_="feedback")  # fmt: skip
+    session(
+        project,
+        [
+            ("user", "switch to polars for the event loads, pandas is too slow on the full export"),
+            ("assistant", "etl/load.py now uses polars."),
+            ("user", "the bucket moved to eu-central-1 last night, update the upload"),
+            ("assistant", "app/settlement.py now targets eu-central-1."),
+        ],
+    )
+    found = memories(project)
+    by_body = {body: meta for meta, body in found.values()}
+    polars_text = (
+        "Use polars instead of pandas for the event loads (pandas is too slow on the full export)."
+    )
+    bucket_text = "The bucket moved to eu-central-1."
+    polars = by_body[polars_text]
+    assert polars["metadata"] == {"type": "feedback"} and polars["origin"] == "capture:correction"
+    bucket = by_body[bucket_text]
+    assert bucket["metadata"] == {"type": "project"} and bucket["origin"] == "capture:change"
+    with open_index() as idx:
+        ids = {
+            p.name: idx.get_by_path(str(p)).id for p in folder.glob("*.md") if p.name != "MEMORY.md"
+        }
+    new_ids = {b: ids[n] for n, (_, b) in found.items()}
+    assert found["project_event_loads.md"][0]["superseded_by"] == new_ids[polars_text]
+    assert polars["supersedes"] == ids["project_event_loads.md"]
+    assert found["project_bucket.md"][0]["superseded_by"] == new_ids[bucket_text]
+    assert bucket["supersedes"] == ids["project_bucket.md"]
+    assert "superseded_by" not in found["feedback_bucket_public.md"][0]
+    # The tasks are not captured; the brief has the new facts, not the old ones.
+    assert not any("update the upload" in b or "Update" in b for b in by_body)
+    brief = wake(project)
+    assert "eu-central-1" in brief and "us-east-1" not in brief
+    assert (
+        "Use pandas for the event loads." not in brief and "Never make the bucket public." in brief
+    )
+    assert inbox.list_candidates() == []
 
 
 # --- item 5: the next brief says what was learned; item 7: the discipline stays ------------------

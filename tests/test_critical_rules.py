@@ -4,6 +4,7 @@ not one; the recap names rules by name or description, never by file name."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from helpers import write_memory
@@ -94,8 +95,26 @@ def test_the_recap_names_rules_by_name_or_description_not_by_file(project: Path)
     (project / "thoughts" / "CONTEXT.md").write_text(
         "# Context\n\nWe must never drop the customers table: it has no backup.\n"
     )
-    line = recap(brief_text(project))
+    text = brief_text(project)
+    line = recap(text)
     assert line, "both are rules"
     assert "feedback_backups" not in line and "CONTEXT" not in line
-    assert "Never delete the production backups by hand" in line
-    assert "We must never drop the customers table" in line
+    # Their only names are their own words, said in full above: the recap names them by id
+    # and does not say them a second time.
+    ids = re.findall(r"\[([a-z]-[0-9a-f]{6})\]", line)
+    assert len(ids) == 2
+    for i in ids:
+        assert f"[{i}]" in critical_section(text)
+    assert text.count("Never delete the production backups by hand") == 1
+    assert text.count("never drop the customers table") == 1
+
+
+def test_the_recap_names_a_rule_by_its_own_short_name(project: Path) -> None:
+    d = paths.project_memory_dir(project)
+    write_memory(d, "feedback_prod.md",
+                 "Never run database migrations against production by hand.",
+                 type_="feedback", description="No manual prod migrations")  # fmt: skip
+    text = brief_text(project)
+    m = re.search(r"No manual prod migrations \[([a-z]-[0-9a-f]{6})\]", recap(text))
+    assert m and f"- [{m.group(1)}] Never run database migrations" in critical_section(text)
+    assert text.count("against production by hand") == 1

@@ -107,6 +107,26 @@ def test_server_answers_byte_for_byte_as_the_hook_does_in_process(
     assert served.stderr == b""
 
 
+def test_the_server_recalls_a_memory_written_between_two_prompts(
+    project: Path, allow_server: None
+) -> None:
+    """The server keeps its index connection and the room's rows between calls: a memory
+    written (and indexed by another process) after its first prompt is in its next answer,
+    exactly as in-process."""
+    seed(project)
+    assert server.start() is not None
+    first = run_hook("UserPromptSubmit", payload(project, "a"))
+    assert b"RS256" in first.stdout and b"rotate hourly" not in first.stdout
+    auth = paths.state_root() / "rooms" / "authentication"
+    write_memory(auth, "rotate.md", "Refresh tokens rotate hourly.")
+    subprocess.run([*CLI, "index", "--cwd", str(project)], check=True, capture_output=True)
+    served = run_hook("UserPromptSubmit", payload(project, "b"))
+    alone = run_hook("UserPromptSubmit", payload(project, "c"), env={"MEMORY_TOOL_SERVER": "0"})
+    assert b"rotate hourly" in served.stdout
+    assert served.stdout == alone.stdout
+    assert calls() == 2
+
+
 def test_a_prompt_without_a_server_runs_in_process_and_starts_one(
     project: Path, allow_server: None
 ) -> None:

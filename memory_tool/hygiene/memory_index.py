@@ -14,9 +14,8 @@ from ..store import tree
 from ..store.entry import Entry, is_text
 from .report import NOTE, PROBLEM, Finding
 
-# Claude Code loads the first 200 lines / 25 KB of MEMORY.md at session start; the rest is unseen.
-MEMORY_INDEX_LOADED_LINES = 200
-MEMORY_INDEX_LOADED_BYTES = 25 * 1024
+MEMORY_INDEX_LOADED_LINES = tree.MEMORY_INDEX_LOADED_LINES
+MEMORY_INDEX_LOADED_BYTES = tree.MEMORY_INDEX_LOADED_BYTES
 
 _MD_LINK_RE = re.compile(r"\]\(\s*(<[^>\n]+>|[^)\s]+)")
 

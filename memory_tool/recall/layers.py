@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..base.record import field, record
-from ..store.entry import Entry, is_critical, is_rule
+from ..store.entry import Entry, is_critical, is_rule, one_line
 from ..store.index import Index
-from ..store.similar import richest
+from ..store.similar import gist, richest
 
 
 @record(frozen=True)
@@ -181,6 +181,40 @@ def critical(entries: Sequence[Entry]) -> list[Entry]:
 
 def rules(entries: Sequence[Entry]) -> list[Entry]:
     return [e for e in entries if is_rule(e)]
+
+
+# A MEMORY.md line states a memory Claude Code wrote when it holds at least this share of the
+# words of the memory's first sentence (the fact itself; a description may only label it, as in
+# "project fact 01"): Claude Code loads that line into every session itself, so L2 giving the
+# memory again put the same fact twice into a request.
+INDEX_STATES_SHARE = 0.6
+# Fewer words than this say too little to tell (a bare "Testing").
+INDEX_STATES_MIN_WORDS = 3
+
+
+def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
+    """Whether the project's MEMORY.md line for ``e`` (``hooks``: ``tree.memory_index_hooks``)
+    already says what ``e`` says: only for a file Claude Code wrote (memory-tool's own lines
+    only point at their file)."""
+    if not e.client_written:
+        return False
+    hook = hooks.get(e.path.rsplit("/", 1)[-1])
+    if not hook:
+        return False
+    words = set(gist(first_sentence(e.body) or e.description).split())
+    if len(words) < INDEX_STATES_MIN_WORDS:
+        return False
+    return len(words & set(gist(hook).split())) >= INDEX_STATES_SHARE * len(words)
+
+
+def first_sentence(body: str) -> str:
+    """The body's first sentence, Markdown headings left out."""
+    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
+    text = one_line(" ".join(lines))
+    end = next(
+        (i for i, c in enumerate(text) if c in ".!?" and text[i + 1 : i + 2] in ("", " ")), -1
+    )
+    return text[: end + 1] if end >= 0 else text
 
 
 def l1_candidates(index: Index) -> list[Entry]:

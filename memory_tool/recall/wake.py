@@ -10,9 +10,22 @@ from ..base import paths
 from ..base.config import ALWAYS_LOAD_MAX, MAX_HOOK_OUTPUT_CHARS, budget, load_config, today
 from ..base.privacy import escape_fence
 from ..base.record import field, record
-from ..store.entry import Entry, one_line
+from ..store import tree
+from ..store.entry import Entry, is_critical, one_line
 from ..store.index import Index
-from .layers import Layer, Unit, critical, dedupe, l1_candidates, l2_candidates, pack, rank
+from ..store.similar import gist
+from .layers import (
+    Layer,
+    Unit,
+    critical,
+    dedupe,
+    first_sentence,
+    l1_candidates,
+    l2_candidates,
+    pack,
+    rank,
+    stated_by_index,
+)
 
 FENCE_OPEN = "<memory-context>\n"
 FENCE_CLOSE = "</memory-context>\n"
@@ -44,6 +57,9 @@ L2_MAX_CHARS = 5_000
 # The closing recap names at most this many rules: it is a reminder at the end, not a copy.
 RECAP_MAX_RULES = 3
 RECAP_LABEL_CHARS = 60
+# A label with at least this share of its words in the rule's first sentence restates the rule
+# rather than naming it (a captured rule's description is its own first sentence).
+RECAP_RESTATES_SHARE = 0.6
 
 
 @record
@@ -87,7 +103,7 @@ def _label(e: Entry) -> str:
     sentence, cut at a word. A name that is only the file's name ("feedback_testing", a
     CONTEXT.md's "CONTEXT") names no rule."""
     name = e.name if e.name != Path(e.path).stem else ""
-    text = one_line(e.description) or one_line(name) or _first_sentence(e.body) or e.id
+    text = one_line(e.description) or one_line(name) or first_sentence(e.body) or e.id
     text = text.rstrip(".")
     if len(text) <= RECAP_LABEL_CHARS:
         return text
@@ -95,18 +111,26 @@ def _label(e: Entry) -> str:
     return cut.rstrip(",;:") + "…"
 
 
-def _first_sentence(body: str) -> str:
-    """The body's first sentence, Markdown headings left out."""
-    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
-    text = one_line(" ".join(lines))
-    end = next(
-        (i for i, c in enumerate(text) if c in ".!?" and text[i + 1 : i + 2] in ("", " ")), -1
-    )
-    return text[: end + 1] if end >= 0 else text
+def _recap_name(e: Entry) -> str:
+    """How the recap names a critical rule: its short name and id when it has a name of its own
+    ("No manual prod migrations [f-1a2b3c]"), its id alone when the only name is the rule's
+    own words: the recap reminds, it does not say the rule a second time (a scripted week
+    counted each such rule twice in every request)."""
+    label = _label(e)
+    said = set(gist(first_sentence(e.body) or e.body).split())
+    words = set(gist(label).split())
+    if not words or len(words & said) >= RECAP_RESTATES_SHARE * len(words):
+        return f"[{e.id}]"
+    return f"{escape_fence(label)} [{e.id}]"
 
 
-def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) -> Brief:
-    """Pure function of the index, the config and the date: no file is read here."""
+def build_brief(
+    index: Index, cwd: str | Path, extra: list[Unit] | None = None, index_loaded: bool = True
+) -> Brief:
+    """A function of the index, the config, the date and the project's MEMORY.md.
+    ``index_loaded``: the agent loads that MEMORY.md itself (Claude Code with auto-memory on),
+    so a memory Claude Code wrote whose index line already says it is left out of L2 (a
+    critical rule stays: it opens the brief on purpose)."""
     cfg = load_config()
     day = today()
     project = paths.project_key(cwd)
@@ -145,15 +169,17 @@ def build_brief(index: Index, cwd: str | Path, extra: list[Unit] | None = None) 
         # week found every request carrying each such rule twice).
         top = crit[:RECAP_MAX_RULES]
         if top:
-            names = "; ".join(escape_fence(_label(e)) for e in top)
-            end = "" if names.endswith("…") else "."
-            units.append(unit(f"Recap of the rules that matter most: {names}{end}\n"))
+            names = "; ".join(_recap_name(e) for e in top)
+            units.append(unit(f"Recap of the rules that matter most (in full above): {names}.\n"))
         return units
 
     l1_ranked = dedupe(rank(l1_candidates(index), day, cfg))
     l1 = pack("L1", l1_ranked, budget(cfg, "l1"), cap, L1_MAX_CHARS, render_l1)
     context = str(paths.context_file(cwd))
     l2_ranked = dedupe(rank(l2_candidates(index, project, context), day, cfg))
+    hooks = tree.memory_index_hooks(cwd) if index_loaded else {}
+    if hooks:
+        l2_ranked = [e for e in l2_ranked if is_critical(e) or not stated_by_index(e, hooks)]
     l2_cap = max(0, cap - len(l1.picked))
     l2 = pack("L2", l2_ranked, budget(cfg, "l2"), l2_cap, L2_MAX_CHARS, render_l2)
 

@@ -50,7 +50,8 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
         learned, announced = ([], []) if resuming else _learned_units(idx, cwd)
         # The brief is a function of the index, the config and the day: cache it so the
         # common start-up needs no ranking, no entry objects and no tokenizer.
-        key = None if resuming or handoff or announced else _brief_key(idx, cwd)
+        loaded = index_loaded(event)
+        key = None if resuming or handoff or announced else _brief_key(idx, cwd, loaded)
         text = idx.derived_get(key) if key else None
         if text is None:
             from ..hygiene.wake_line import wake_units
@@ -62,12 +63,12 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
                 # own facts first (the same brief, without the sections it is about to get).
                 from ..recall.seen import fact_keys
 
-                carried = fact_keys(build_brief(idx, cwd).text)
+                carried = fact_keys(build_brief(idx, cwd, index_loaded=loaded).text)
                 extra += _resume_units(idx, event, source, seen | carried)
             extra += handoff
             extra += learned
             extra += wake_units(idx, cwd)  # one line when memory needs attention
-            brief = build_brief(idx, cwd, extra=extra)
+            brief = build_brief(idx, cwd, extra=extra, index_loaded=loaded)
             text = brief.text
             given = _deliver(brief.extra_units, event.session_id)
             if announced and all(u in brief.extra_units for u in learned):
@@ -113,7 +114,35 @@ def _plugin_secret() -> None:
         add_secret()
 
 
-def _brief_key(idx: Any, cwd: str) -> str:
+def index_loaded(event: HookEvent) -> bool:
+    """Whether the agent loads the project's MEMORY.md itself: Claude Code does, unless its
+    auto-memory is off (``CLAUDE_CODE_DISABLE_AUTO_MEMORY``, or ``autoMemoryEnabled: false`` in
+    the user's or the project's settings); Codex and Gemini never do."""
+    if event.agent != "claude" or os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "") not in (
+        "",
+        "0",
+        "false",
+    ):
+        return False
+    import json
+
+    project = os.path.join(event.cwd, ".claude")
+    for path in (
+        paths.settings_file(),
+        os.path.join(project, "settings.json"),
+        os.path.join(project, "settings.local.json"),
+    ):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("autoMemoryEnabled") is False:
+            return False
+    return True
+
+
+def _brief_key(idx: Any, cwd: str, index_loaded: bool = True) -> str:
     from ..base.config import config_path, today
     from ..store.rooms import instincts_files, rooms_yaml
     from ..store.tree import MEMORY_INDEX_NAME, claude_folder_of
@@ -132,7 +161,8 @@ def _brief_key(idx: Any, cwd: str) -> str:
             stamps.append(f"{st.st_mtime_ns}:{st.st_size}")
         except OSError:
             stamps.append("-")
-    return f"brief|{project}|{today().isoformat()}|{idx.generation}|{'|'.join(stamps)}"
+    loaded = "i" if index_loaded else "-"
+    return f"brief|{project}|{loaded}|{today().isoformat()}|{idx.generation}|{'|'.join(stamps)}"
 
 
 def _learned_units(idx: Any, cwd: str) -> tuple[list[Any], list[str]]:

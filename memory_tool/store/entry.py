@@ -142,6 +142,12 @@ class Entry:
     def letter(self) -> str:
         return TYPE_LETTERS.get(self.type, "n")
 
+    @property
+    def client_written(self) -> bool:
+        """A file Claude Code wrote in its auto-memory folder: memory-tool stamps ``created:`` on
+        every file it writes there, Claude Code's own format has no such field."""
+        return self.source == "claude" and self.created_inferred
+
 
 def make_id(type_: str, stable_key: str, salt: int = 0) -> str:
     """``<type letter>-<6 hex>``: a hash of where the file lives, so re-indexing keeps it."""

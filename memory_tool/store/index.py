@@ -60,6 +60,11 @@ DERIVED_KEEP = 64
 # Token cache rows (fixed strings, hot lines the Scribe pre-counts): ~50 bytes each, so the cap
 # keeps it near a megabyte.
 TOKEN_CACHE_MAX_ROWS = 20_000
+# Row sets kept per connection for ``member_filter`` (one per room, project and day a session
+# asks about): at 100,000 files a room's set holds ~15,000 rowids, about 1 MB.
+MEMBER_SETS_KEEP = 4
+# The SQL function ``member_filter`` names (registered on the connection when first used).
+MEMBER_FN = "memory_tool_member"
 
 ENTRY_COLUMNS = (
     "id", "path", "source", "project", "type", "name", "description", "body", "room",
@@ -203,6 +208,15 @@ class Index:
         self.conn = conn
         self.path = path
         self.room_classifier: RoomClassifier | None = None
+        # member_filter's cache: rowid sets by (condition, parameters), valid for one state
+        # of the database (``_data_stamp``), and the set the SQL function answers from.
+        self._member_sets: dict[tuple[str, tuple[Any, ...]], frozenset[int]] = {}
+        self._member_stamp: tuple[int, int] | None = None
+        self._members: frozenset[int] = frozenset()
+        self._member_fn = False
+        self.in_memory = False  # built from the files, nothing on disk (_in_memory)
+        # (device, inode) of the file while the hook server keeps this connection (keep_open).
+        self._kept: tuple[int, int] | None = None
 
     # --- opening ---------------------------------------------------------------------------
     @classmethod
@@ -229,7 +243,9 @@ class Index:
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.row_factory = sqlite3.Row
         apply_migrations(conn)
-        return cls(conn, db_path)
+        idx = cls(conn, db_path)
+        idx.in_memory = True
+        return idx
 
     @classmethod
     def from_files(cls, cwd: str | Path, deadline: float) -> Index:
@@ -276,6 +292,8 @@ class Index:
         return cls(conn, db_path)
 
     def close(self) -> None:
+        if self._kept is not None:
+            return  # the hook server's connection (keep_open): it outlives the call
         self.conn.close()
 
     def __enter__(self) -> Index:
@@ -320,6 +338,37 @@ class Index:
                 "INSERT OR REPLACE INTO token_cache(text, n) VALUES (?, ?)", (text, n)
             )
         return n
+
+    def member_filter(self, where: str, params: Sequence[Any], column: str) -> str:
+        """An SQL condition, true where ``column`` is the rowid of an entry that ``where``
+        (over ``entries e``, with ``params``) selects, for the next statement run.
+
+        Room recall runs a full-text search on every prompt, and joining each match to its
+        entries row only to test the filters cost more than ranking the matches: most of the
+        search's time at 10,000 files. The rowids the filters select (a room's live memories)
+        are read once instead, and kept while the database is unchanged (neither this
+        connection nor another wrote to it), so a long-lived connection (the hook server's)
+        reads them again only after a change."""
+        stamp = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        if stamp != self._member_stamp:
+            self._member_sets.clear()
+            self._member_stamp = stamp
+        key = (where, tuple(params))
+        members = self._member_sets.get(key)
+        if members is None:
+            rows = self.conn.execute(f"SELECT e.rowid FROM entries e WHERE {where}", params)
+            members = frozenset(r[0] for r in rows)
+            while len(self._member_sets) >= MEMBER_SETS_KEEP:
+                del self._member_sets[next(iter(self._member_sets))]
+            self._member_sets[key] = members
+        self._members = members
+        if not self._member_fn:
+            self.conn.create_function(MEMBER_FN, 1, self._is_member)
+            self._member_fn = True
+        return f"{MEMBER_FN}({column})"
+
+    def _is_member(self, rowid: int) -> bool:
+        return rowid in self._members
 
     def derived_get(self, key: str) -> str | None:
         """A value computed from the index (e.g. a wake-up brief), valid while ``key`` is."""
@@ -984,11 +1033,68 @@ def _folder_of(path: str, folders: dict[str, tree.Folder]) -> tree.Folder | None
         here = up
 
 
+# The connection a long-lived process keeps between calls (keep_open), and whether it may.
+_kept: list[Index] = []
+_keeping = [False]
+
+
+def keep_open(on: bool = True) -> None:
+    """Let ``open_index`` hand out one connection that outlives each call (the hook server):
+    no open and close per hook, SQLite's page cache stays warm, and what the index caches per
+    connection (``member_filter``) is reused until the database changes. ``close`` leaves it
+    open; ``release_kept`` ends what a call left unfinished."""
+    _keeping[0] = on
+    if not on:
+        _drop_kept()
+
+
+def release_kept() -> None:
+    """After a call: roll back a transaction it left open, so the kept connection holds no
+    lock between calls."""
+    for idx in _kept:
+        with contextlib.suppress(sqlite3.Error):
+            if idx.conn.in_transaction:
+                idx.conn.rollback()
+
+
+def _drop_kept() -> None:
+    for idx in _kept:
+        idx._kept = None
+        with contextlib.suppress(sqlite3.Error):
+            idx.conn.close()
+    _kept.clear()
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _reuse_kept() -> Index | None:
+    """The kept connection while it still reads the index file of this call's state root: a
+    file set aside, deleted or replaced (a rebuild, a restore) is opened afresh."""
+    if not _kept:
+        return None
+    idx = _kept[0]
+    if idx.path == paths.index_file() and _file_id(idx.path) == idx._kept:
+        return idx
+    _drop_kept()
+    return None
+
+
 def open_index() -> Index:
     """Open the index, recovering from corruption that only shows on first use. Memories it
     indexes without a room get one from the room classifier (compiled only if needed)."""
     from .rooms import room_classifier
 
+    if _keeping[0]:
+        reused = _reuse_kept()
+        if reused is not None:
+            reused.room_classifier = room_classifier()
+            return reused
     idx = Index.open()
     try:
         idx.conn.execute("SELECT count(*) FROM entries").fetchone()
@@ -999,6 +1105,11 @@ def open_index() -> Index:
         quarantine(idx.path, exc)
         idx = Index.open()
     idx.room_classifier = room_classifier()
+    if _keeping[0] and not idx.in_memory and idx.path == paths.index_file():
+        file_id = _file_id(idx.path)
+        if file_id is not None:
+            idx._kept = file_id
+            _kept[:] = [idx]
     return idx
 
 

@@ -46,6 +46,10 @@ COVERAGE_BOOST = 1.0
 # Words count as present for coverage when their first letters agree ("volunteer",
 # "volunteering"): a light stem that also joins forms the index's Porter stemmer keeps apart.
 COVERAGE_PREFIX = 5
+# A room's search tests its filters against the room's rowids (Index.member_filter) rather than
+# joining every match to its row: the same hits in the same order (tests compare both ways),
+# about 3 ms less a prompt at 10,000 files once the server keeps the rowids.
+NARROW_TO_ROOM = True
 # A query keeps at most this many terms (most prompts have far fewer): bounds FTS work on a
 # pasted 5 MB log.
 MAX_QUERY_TERMS = 48
@@ -481,6 +485,17 @@ def search(
             f"JOIN entries e ON e.rowid = entries_fts.rowid WHERE {' AND '.join(where)} "
             f"ORDER BY r LIMIT ?"
         )
+        if NARROW_TO_ROOM and room_list and window is None and not prefer:
+            # A room's search (L3, on every prompt) tests the filters against the room's rowids,
+            # read once (Index.member_filter), instead of joining every match to its row. Same
+            # rows, same scores, same order: the full-text scan still drives, so ties keep
+            # their order.
+            member = idx.member_filter(" AND ".join(filters), filter_params, "rowid")
+            sql = (
+                f"SELECT rowid AS rid, bm25(entries_fts, {weights}) AS r FROM entries_fts "
+                f"WHERE entries_fts MATCH ? AND {member} ORDER BY r LIMIT ?"
+            )
+            params = [match]
         params.append(max(limit, 1) * candidate_factor + len(exclude))
         today_ord = day.toordinal()
         cover = Coverage(terms)

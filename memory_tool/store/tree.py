@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from ..base import paths
 from ..base.record import record
 
 MEMORY_INDEX_NAME = "MEMORY.md"
+# Claude Code loads the first 200 lines / 25 KB of MEMORY.md at session start; the rest is unseen.
+MEMORY_INDEX_LOADED_LINES = 200
+MEMORY_INDEX_LOADED_BYTES = 25 * 1024
 # Bounds a walk through a symlinked or pathological palace: rooms are shallow by design.
 MAX_WALK_DEPTH = 6
 # Team palaces live here, one git clone per team (the sync layer clones and pulls them).
@@ -245,3 +249,29 @@ def dir_mtime(path: Path) -> int | None:
         return os.stat(path).st_mtime_ns
     except OSError:
         return None
+
+
+# ``- [Title](file.md) — hook`` (Claude Code's index line; any dash or colon before the hook).
+_INDEX_LINK_RE = re.compile(
+    r"^\s*[-*]\s*\[(?P<title>[^\]]*)\]\(\s*<?(?P<file>[^)>\s]+)>?\s*\)"
+    r"\s*(?:[\u2014\u2013:-]+\s*)?(?P<hook>.*)$"
+)
+
+
+def memory_index_hooks(cwd: str | Path) -> dict[str, str]:
+    """What the project's ``MEMORY.md`` says of each file it links, by file name: the line's
+    title and hook, which Claude Code loads into every session itself. Only the part it loads
+    (MEMORY_INDEX_LOADED_BYTES) counts; {} when there is no such file or it cannot be read."""
+    path = claude_folder_of(cwd).path / MEMORY_INDEX_NAME
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MEMORY_INDEX_LOADED_BYTES)
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for line in raw.decode("utf-8", "replace").splitlines()[:MEMORY_INDEX_LOADED_LINES]:
+        m = _INDEX_LINK_RE.match(line)
+        if m:
+            name = os.path.basename(m.group("file"))
+            out.setdefault(name, f"{m.group('title')} {m.group('hook')}".strip())
+    return out

@@ -33,7 +33,7 @@ def _line(line: str) -> str:
 
 def render(index: Index, cwd: str | Path) -> str:
     """The block, markers included, ending in a newline."""
-    picked = build_brief(index, cwd).layers["L2"].picked
+    picked = build_brief(index, cwd, index_loaded=False).layers["L2"].picked
     crit = critical(picked)
     rest = [e for e in picked if e not in crit]
     lines = [BEGIN, HEADING, ""]

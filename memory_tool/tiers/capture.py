@@ -10,7 +10,9 @@ signal         type             where
 =============  ===============  ==============================================================
 correction     feedback         the project's memory folder (L2), ``room:`` the classifier's
 rule           feedback         the project's memory folder (L2)
+change         project          the project's memory folder (L2): a fact that changed
 identity       user             the project's memory folder (L1 reads users of every project)
+preference     user             the same: how the person wants answers, in every project
 decision       project          the project's memory folder (L2)
 defer          project          the project's memory folder (L2), as "Open item: …"
 reuse          reference        the project's memory folder (L3 through its room, L4)
@@ -52,7 +54,7 @@ from ..recall.layers import Unit
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
-from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
+from .signals import ALTERNATIVE_OF, EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
 DEFAULT_MODE = "auto"
@@ -74,7 +76,9 @@ SAME_MAX_LENGTH_FACTOR = 4
 TYPES = {
     "correction": "feedback",
     "rule": "feedback",
+    "change": "project",
     "identity": "user",
+    "preference": "user",
     "decision": "project",
     "defer": "project",
     "reuse": "reference",
@@ -84,11 +88,20 @@ TYPES = {
 NOUNS = {
     "correction": ("rule", "rules"),
     "rule": ("rule", "rules"),
+    "change": ("changed fact", "changed facts"),
     "identity": ("fact about you", "facts about you"),
+    "preference": ("preference", "preferences"),
     "decision": ("decision", "decisions"),
     "defer": ("open item", "open items"),
     "reuse": ("reference", "references"),
     "gotcha": ("gotcha", "gotchas"),
+}
+# signal -> the inbox's kind (inbox.KINDS), for what waits for a person.
+INBOX_KINDS = {
+    "rule": "correction",
+    "heuristic": "correction",
+    "preference": "identity",
+    "change": "decision",  # proposed as a project fact
 }
 OPEN_ITEM_PREFIX = "Open item: "
 # What was captured and not yet announced: one file per project, emptied by the first brief that
@@ -222,37 +235,6 @@ _USES = re.compile(
     r"we use|is done with|are done with)\s+`?(?P<tool>[\w.\-/]+)`?(?P<rest>[^.;]*)",
     re.IGNORECASE,
 )
-# Tools that stand in for one another: "use polars" after "use pandas" replaces it even when
-# neither says what for. A short list of the common cases; a fact that names what it is for
-# ("for dataframes") needs none.
-ALTERNATIVES = (
-    "pandas polars dask pyspark modin",
-    "requests httpx aiohttp urllib3 urllib",
-    "flake8 ruff pylint pyflakes pycodestyle",
-    "black ruff yapf autopep8",
-    "isort ruff",
-    "pip uv poetry pipenv pdm conda",
-    "npm yarn pnpm bun",
-    "jest vitest mocha jasmine",
-    "pytest unittest nose nose2",
-    "mypy pyright pyre pytype",
-    "postgres postgresql mysql mariadb sqlite",
-    "flask fastapi django starlette",
-    "webpack vite esbuild rollup parcel",
-    "eslint biome tslint",
-    "prettier biome",
-    "docker podman",
-    "celery rq dramatiq huey",
-    "logging loguru structlog",
-    "moment dayjs date-fns luxon",
-    "setuptools hatch hatchling flit poetry",
-    "unittest.mock pytest-mock",
-    "pydantic attrs dataclasses marshmallow",
-)
-_ALTERNATIVE_OF: dict[str, frozenset[str]] = {}
-for _group in ALTERNATIVES:
-    for _name in _group.split():
-        _ALTERNATIVE_OF[_name] = _ALTERNATIVE_OF.get(_name, frozenset()) | frozenset(_group.split())
 # A fact that changed: "the bucket moved to eu-central-1", "the API is now at /v2".
 _CHANGED = re.compile(
     r"^(?P<subject>.+?)\s+(?:has\s+|have\s+|was\s+|were\s+)?"
@@ -260,6 +242,10 @@ _CHANGED = re.compile(
     r"now\s+uses|now\s+points)\b\s*(?:to|in|on|at|from\s+\S+\s+to)?\s*(?P<value>.+)$",
     re.IGNORECASE,
 )
+
+
+# A word that names a value exactly: a region, a version, a path, a host.
+_VALUE_WORD = re.compile(r"[\d_./:@\-]")
 
 
 def _words(text: str) -> list[str]:
@@ -320,7 +306,9 @@ def replaces(new: str, old: str) -> bool:
         tool, what = new_uses
         if old_uses and what and what == old_uses[1]:
             return True  # the same job, another tool
-        return old_tool in _ALTERNATIVE_OF.get(tool, frozenset())
+        # Tools that stand in for one another (signals.ALTERNATIVES): "use polars" after "use
+        # pandas" replaces it even when neither says what for.
+        return old_tool in ALTERNATIVE_OF.get(tool, frozenset())
     new_key, old_key = _key_words(new), _key_words(old)
     if new_key and new_key == old_key:
         return bool(_NEGATION.search(new)) != bool(_NEGATION.search(old))
@@ -331,7 +319,10 @@ def replaces(new: str, old: str) -> bool:
         }
         value = {w for w in _words(changed.group("value")) if w not in _HOW_WORDS}
         words = set(_words(old))
-        return bool(subject) and subject <= words and not value <= words
+        # The old memory must state a value the change replaces ("us-east-1"): "Never make the
+        # bucket public." is about the bucket too, and no fact that moved.
+        stated = {w for w in words - set(_words(new)) if _VALUE_WORD.search(w)}
+        return bool(subject) and subject <= words and not value <= words and bool(stated)
     return False
 
 
@@ -394,27 +385,26 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
             same.append(e)
     # Of several that say it, the one memory-tool wrote is the one to refresh: Claude Code's own
     # file is read, never rewritten (and which of equal hits ranks first is not stable).
-    return next((e for e in same if not claude_owned(e)), same[0] if same else None)
+    return next((e for e in same if not e.client_written), same[0] if same else None)
 
 
-def claude_owned(e: Entry) -> bool:
-    """A file Claude Code wrote in its auto-memory folder: memory-tool stamps ``created:`` on
-    every file it writes there, Claude Code's own format has no such field."""
-    return e.source == "claude" and e.created_inferred
-
-
-# Signals that can replace an older memory: what the person says now, what was decided now,
-# a gotcha that corrects an older one. An open item or a reference never retires anything.
-REPLACING = ("correction", "rule", "decision", "gotcha")
+# Signals that can replace an older memory: what the person says now (a rule, a correction, a
+# fact that changed), what was decided now, a gotcha that corrects an older one. An open item
+# or a reference never retires anything.
+REPLACING = ("correction", "rule", "change", "decision", "gotcha")
 # Replaceable memories: this project's own rules and facts (a rule of every project, a team's, or
 # a fact about the user is not this session's to retire).
 REPLACEABLE_TYPES = ("feedback", "project", "reference")
+# A fact that changed retires a fact, never a rule ("Never make the bucket public.").
+FACT_TYPES = ("project", "reference")
 
 
-def find_replaced(idx: Index, text: str, project: str) -> Entry | None:
+def find_replaced(
+    idx: Index, text: str, project: str, types: tuple[str, ...] = REPLACEABLE_TYPES
+) -> Entry | None:
     """The live memory of this project that the fact ``text`` replaces (``replaces``), or
     None: among the project's L2 rules and facts and the best search matches of the fact
-    with the tool it rejects."""
+    with the tool it rejects. ``types``: the memory types it may retire."""
     from ..store.entry import is_live
     from ..store.search import search
 
@@ -438,7 +428,7 @@ def find_replaced(idx: Index, text: str, project: str) -> Entry | None:
             continue
         seen.add(e.id)
         own = e.project == project and e.source in ("claude", "room")
-        if not own or e.type not in REPLACEABLE_TYPES or e.always or not is_live(e):
+        if not own or e.type not in types or e.always or not is_live(e):
             continue
         if e.extra.get("team") or not os.path.exists(e.path):
             continue
@@ -472,7 +462,7 @@ def refresh(idx: Index, e: Entry, day: str) -> Entry:
     Code's: both are left as they are."""
     from ..store.edit import set_fields
 
-    if e.extra.get("team") or claude_owned(e) or str(e.extra.get("confirmed") or "") == day:
+    if e.extra.get("team") or e.client_written or str(e.extra.get("confirmed") or "") == day:
         return e
     fields: dict[str, str | None] = {"confirmed": day}
     if e.importance < REPEAT_IMPORTANCE_MAX:
@@ -497,7 +487,8 @@ def _write(
     type_ = TYPES[signal]
     cwd = state["cwd"]
     project = state["project"]
-    room = pick_room(text) if signal != "identity" else None
+    # A fact about the person is theirs in every project: no room of this one.
+    room = pick_room(text) if TYPES[signal] != "user" else None
     in_room = signal == "gotcha" and room is not None
     if signal == "gotcha" and room is None:
         type_ = "project"  # a gotcha of the whole project: one of its facts
@@ -549,7 +540,8 @@ def capture_one(
         return Captured(signal, text, "repeat", refresh(idx, same, day.isoformat()))
     if any(same_fact(text, known) for known in memory_md_lines(state["cwd"])):
         return Captured(signal, text, "repeat")  # Claude noted it in MEMORY.md itself
-    older = find_replaced(idx, text, project) if signal in REPLACING else None
+    types = FACT_TYPES if signal == "change" else REPLACEABLE_TYPES
+    older = find_replaced(idx, text, project, types) if signal in REPLACING else None
     done = _write(idx, signal, text, line, state, day.isoformat())
     if older is not None and done.verdict == "written" and done.entry is not None:
         from ..store.lifecycle import supersede
@@ -693,7 +685,7 @@ def capture_session(
             if key in handled or not text:
                 continue
             if mode == "inbox" or signal not in EXPLICIT_KINDS:
-                kind = "correction" if signal in ("rule", "heuristic") else signal
+                kind = INBOX_KINDS.get(signal, signal)
                 hints.append((kind, text))
                 done = Captured(signal, text, "inbox")
             else:

@@ -125,7 +125,7 @@ def _clean(text: str, limit: int) -> str:
 # A signal's note kind: the person's rules and corrections (and the hints that look like them)
 # are the session's corrections, in the hot file and the cold summary alike; ``signal`` keeps
 # which they are, for capture.
-_NOTE_KIND = {"rule": "correction", "heuristic": "correction"}
+_NOTE_KIND = {"rule": "correction", "heuristic": "correction", "change": "correction"}
 
 
 def _add_note(state: dict[str, Any], sig: Signal, role: str) -> bool:

@@ -1,9 +1,12 @@
 """What a session says that is worth keeping, as clean one-fact lines: the signals capture reads.
 
 Two sources. The person's own prompts: a rule ("never …", "always …", "don't …", "remember:
-…"), a correction ("no, use X", "use X instead of Y"), a statement about themselves ("I prefer
-terse answers", "I'm Dana, backend"), and weaker hints (the rest of what looks like a correction)
-that only go to the inbox. Claude's text: the tags ``[DECISION]``, ``[GOTCHA]``, ``[REUSE]``,
+…"), a correction ("no, use X", "use X instead of Y", "switch to polars for the event loads"),
+a fact of the project's setup that changed ("the bucket moved to eu-central-1"), a statement
+about themselves ("I prefer terse answers", "I'm Dana, backend") or about how they want answers
+("Keep answers terse."), and weaker hints (the rest of what looks like a correction, a change
+heard of) that only go to the inbox. A question, a hypothetical or a hedge is none of these.
+Claude's text: the tags ``[DECISION]``, ``[GOTCHA]``, ``[REUSE]``,
 ``[DEFER]``, and nothing else (what Claude writes is never taken for a rule of the person's).
 
 Each signal is one fact: conversational lead-ins stripped ("no,", "also", "actually", "ok so",
@@ -40,7 +43,8 @@ PRONOUN_RULE_MAX_WORDS = 6
 
 @record(frozen=True)
 class Signal:
-    """One fact a session said. ``kind``: correction, rule, identity or heuristic (the person);
+    """One fact a session said. ``kind``: correction, rule, change (a fact that changed),
+    identity, preference or heuristic (the person);
     decision, gotcha, reuse or defer (a tag). ``line``: the source line as said (sanitised),
     for the memory's ``captured_from``."""
 
@@ -49,11 +53,11 @@ class Signal:
     line: str
 
 
-USER_KINDS = ("correction", "rule", "identity", "heuristic")
+USER_KINDS = ("correction", "rule", "change", "identity", "preference", "heuristic")
 TAG_KINDS = ("decision", "gotcha", "reuse", "defer")
 # Explicit signals: captured as live memories in `capture.mode: auto`. A heuristic goes to the
 # inbox, for a person to accept.
-EXPLICIT_KINDS = ("correction", "rule", "identity", *TAG_KINDS)
+EXPLICIT_KINDS = ("correction", "rule", "change", "identity", "preference", *TAG_KINDS)
 
 # --- what is not prose -------------------------------------------------------------------------
 
@@ -83,10 +87,12 @@ def prose(text: str) -> str:
 
 # --- sentences and clauses ---------------------------------------------------------------------
 
-# A sentence ends at . ! ? (closing quotes and brackets after it) before a capital, a digit, a
-# quote, a tag or a code span; not after a common abbreviation ("e.g. Redis").
+# A sentence ends at . ! ? (closing quotes and brackets after it) before a word, a digit, a
+# quote, a tag or a code span; not after a common abbreviation ("e.g. Redis"). A lower-case
+# word after the full stop starts a sentence too: people type rules in lower case ("always use
+# snake_case column names. never commit notebooks with outputs." is two rules, not one).
 _ABBREV = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "resp", "mr", "ms", "dr", "no")
-_SENTENCE_END = LazyPattern(r"""[.!?]+["')\]]*\s+(?=[A-Z0-9"'`\[(*_<])|\n+""")
+_SENTENCE_END = LazyPattern(r"""[.!?]+["')\]]*\s+(?=[A-Za-z0-9"'`\[(*_<])|\n+""")
 # Two facts on one line: "; " always, ", and" / " and" / ", but" only before a rule's opener.
 _RULE_OPENER = (
     r"(?:always|never|don'?t|do\s+not|also\s+(?:always|never|don'?t|use)|remember|"
@@ -108,6 +114,9 @@ def sentences(text: str) -> list[str]:
         word = re.search(r"(\w+(?:\.\w+)*)\.+$", piece.rstrip("\"')]"))
         if m.group(0).strip() and word and word.group(1).lower() in _ABBREV:
             continue  # "e.g. Redis": one sentence
+        initial = word is not None and len(word.group(1).split(".")[-1]) == 1
+        if initial and text[m.end() : m.end() + 1].islower():
+            continue  # an initial or "U.S. customers": a lower-case word goes on the sentence
         out.append(piece)
         start = m.end()
     out.append(text[start:])
@@ -232,34 +241,118 @@ _IDENTITY = LazyPattern(
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
             "my name", "call me", "i work", "i'm", "i am")  # fmt: skip
+# A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
+# comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
+# as one ("The user is Dana and works on the payments backend.").
+_ME_CLAUSE = LazyPattern(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:i(?:'m|'d)?|my)\b)", re.IGNORECASE)
+# What a later clause may say about the person besides what opens a statement: "…, I work on
+# the payments backend" (alone, "I work on the parser" is more likely today's task).
+_WORK_ON = LazyPattern(r"^i\s+work\s+on\s+(?P<o>\S.+)$", re.IGNORECASE)
+# The first person left in a statement about the person: never stored (the measure of a week
+# of use: "The user is Dana, I work on the payments backend." reads as two speakers).
+_FIRST_PERSON = LazyPattern(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+def _predicate(clause: str, first: bool) -> tuple[str, str]:
+    """(what kind of statement, what it says of the user in the third person: "is Dana",
+    "prefers terse answers") for one clause about the person, or ("", "")."""
+    s = clause.strip().rstrip(".!,;")
+    if not first:
+        m = _WORK_ON.match(s)
+        if m:
+            return "work", f"works on {m.group('o')}"
+    if not s.lower().startswith(_I_HINTS):
+        return "", ""
+    m = _IDENTITY.match(s[0].lower() + s[1:])
+    if not m:
+        return "", ""
+    if m.group("p"):
+        return "prefer", f"prefers {m.group('p')}"
+    if m.group("r"):
+        return "rather", f"would rather {m.group('r')}"
+    if m.group("n"):
+        return "name", f"is named {m.group('n')}"
+    if m.group("c"):
+        return "call", f"goes by {m.group('c')}"
+    if m.group("w"):
+        return "work", f"works {m.group('w')}"
+    rest = m.group("a")
+    if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
+        return "", ""
+    if rest[0].isupper() and rest.split()[0].endswith("ing"):
+        return "", ""
+    return "is", f"is {rest}"
 
 
 def _identity(sentence: str) -> str:
     """The person's statement about themselves, in the third person ("The user prefers terse
-    answers."), or ""."""
+    answers.", "The user is Dana and works on the payments backend."), or "". A later clause
+    that says something else ("I'm Dana, I need the logs") is left out, and a statement that
+    would keep a first-person word is not one: never "The user is Dana, I work on …"."""
     s = sentence.strip().rstrip(".!")
-    low = s.lower()
-    if not low.startswith(_I_HINTS) or s.endswith("?"):
+    if not s.lower().startswith(_I_HINTS) or s.endswith("?"):
         return ""
-    m = _IDENTITY.match(s[0].lower() + s[1:])
-    if not m:
+    parts = [p for p in _ME_CLAUSE.split(s) if p.strip()]
+    said: list[tuple[str, str]] = []
+    for n, part in enumerate(parts):
+        kind, pred = _predicate(part, first=n == 0)
+        if not pred:
+            break
+        said.append((kind, pred))
+    if not said:
         return ""
-    if m.group("p"):
-        return f"The user prefers {m.group('p')}"
-    if m.group("r"):
-        return f"The user would rather {m.group('r')}"
-    if m.group("n"):
-        return f"The user's name is {m.group('n')}"
-    if m.group("c"):
-        return f"The user goes by {m.group('c')}"
-    if m.group("w"):
-        return f"The user works {m.group('w')}"
-    rest = m.group("a")
-    if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
-        return ""
-    if rest[0].isupper() and rest.split()[0].endswith("ing"):
-        return ""
-    return f"The user is {rest}"
+    if len(said) == 1 and said[0][0] == "name":
+        text = "The user's name is " + said[0][1].removeprefix("is named ")
+    else:
+        preds = [pred for _, pred in said]
+        text = "The user " + (
+            preds[0] if len(preds) == 1 else ", ".join(preds[:-1]) + " and " + preds[-1]
+        )
+    me = _FIRST_PERSON.search(text)
+    if me:
+        # "The user is Dana, as I said": the part before the first person, if it says anything.
+        text = text[: me.start()].rsplit(",", 1)[0].strip() if "," in text[: me.start()] else ""
+        if len(text.split()) < MIN_RULE_WORDS:
+            return ""
+    return text
+
+
+# How the person wants to be answered, in any project: "Keep answers terse.", "Be concise.",
+# "Answer in German.", "No emojis.". Only words about Claude's answers: "keep the responses
+# small" may be an API's, so "responses" counts only as "your responses"; and only answers in
+# the plural: "make the answer shorter" is about the answer just given. Matched on the clause
+# with its first letter lowered, so "in German" keeps its capital.
+_PREFERENCE = LazyPattern(
+    r"""^(?:always\s+|please\s+)?(?:
+        (?:keep\s+(?:your\s+|the\s+|all\s+|my\s+)?|make\s+(?:your\s+|all\s+)?)
+          (?:answers|replies|your\s+(?:responses|explanations|summaries|messages))\s+
+          (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple)
+      | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
+      | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me)\s+
+          (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|in\s+bullet\s+points)
+      | (?:no|skip\s+the|drop\s+the|without)\s+(?:preambles?|emojis?|apologies|pleasantries)
+      | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question)
+    )\b""",
+    re.VERBOSE,
+)
+
+
+# Words that make an instruction today's only: "answer in German this time", "switch to polars
+# for now". Such a switch or change waits in the inbox; such a preference is none.
+_ONE_OFF = LazyPattern(
+    r"\b(?:this\s+time|this\s+once|just\s+once|for\s+now|for\s+the\s+moment|temporarily|"
+    r"for\s+this\s+(?:one|answer|file|test|task|question|pr|branch|run))\b",
+    re.IGNORECASE,
+)
+
+
+def _preference(clause: str) -> bool:
+    """Whether ``clause`` says how the person wants to be answered (a preference of theirs,
+    for every project), not how this project's work is done."""
+    s = clause.strip()
+    if not s or s.endswith("?") or _ONE_OFF.search(s):
+        return False
+    return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
 def _user_kind(fact: str, lead: set[str]) -> str:
@@ -280,6 +373,162 @@ def _user_kind(fact: str, lead: set[str]) -> str:
     if len(words) <= PRONOUN_RULE_MAX_WORDS and _PRONOUN.search(fact):
         return "heuristic"  # "Never do that again": means nothing without the conversation
     return kind
+
+
+# --- a change said without "use", "never" or "always" ------------------------------------------
+
+# Tools that stand in for one another: "switch to polars" names a tool, where "switch to the main
+# branch" or "move to the next step" name nothing to keep. A short list of the common cases
+# (capture also reads it: "use polars" after "use pandas" retires it).
+ALTERNATIVES = (
+    "pandas polars dask pyspark modin",
+    "requests httpx aiohttp urllib3 urllib",
+    "flake8 ruff pylint pyflakes pycodestyle",
+    "black ruff yapf autopep8",
+    "isort ruff",
+    "pip uv poetry pipenv pdm conda",
+    "npm yarn pnpm bun",
+    "jest vitest mocha jasmine",
+    "pytest unittest nose nose2",
+    "mypy pyright pyre pytype",
+    "postgres postgresql mysql mariadb sqlite",
+    "flask fastapi django starlette",
+    "webpack vite esbuild rollup parcel",
+    "eslint biome tslint",
+    "prettier biome",
+    "docker podman",
+    "celery rq dramatiq huey",
+    "logging loguru structlog",
+    "moment dayjs date-fns luxon",
+    "setuptools hatch hatchling flit poetry",
+    "unittest.mock pytest-mock",
+    "pydantic attrs dataclasses marshmallow",
+)
+ALTERNATIVE_OF: dict[str, frozenset[str]] = {}
+for _group in ALTERNATIVES:
+    for _name in _group.split():
+        ALTERNATIVE_OF[_name] = ALTERNATIVE_OF.get(_name, frozenset()) | frozenset(_group.split())
+
+# "switch to polars for the event loads", "we moved from pip to uv": a switch, said as an order
+# or as done. Anchored at the clause's start: "should we switch", "maybe switch", "what if we
+# switched", "if we move to" never match.
+_SWITCH_SAID = LazyPattern(
+    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
+        (?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed))\s+(?:over\s+)?(?:everything\s+)?
+        (?:from\s+`?(?P<old>[\w.\-/]+)`?\s+)?to\s+`?(?P<new>[\w.\-/]+)`?
+        (?P<rest>(?:[\s,;].*)?)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A fact that changed: "the bucket moved to eu-central-1", "our API is now at /v2". The subject
+# is a definite noun phrase of at most six words (not "it", not "we"); no modal, no negation,
+# no "if" before it (anchored at the clause's start).
+_CHANGE_SAID = LazyPattern(
+    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?)
+        (?P<verb>(?:has\s+|have\s+|was\s+|were\s+)?(?:been\s+)?(?:moved|migrated|renamed|relocated)
+          |(?:is|are)\s+now|now\s+(?:lives?|runs?|points?|sits?))\s+
+        (?P<prep>(?:to|in|on|at|into|under|from\s+\S+\s+to)\s+)?
+        (?P<value>[^,;]+?)(?P<tail>\s*[,;].*)?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "I think", "apparently": a change heard of is a hint for the inbox, not a fact.
+_HEDGE = LazyPattern(
+    r"^(?:i\s+think|i\s+believe|i\s+heard|i\s+guess|apparently|it\s+seems|seems\s+like|"
+    r"probably|maybe|perhaps)\s+(?:that\s+)?",
+    re.IGNORECASE,
+)
+# What a changed fact is about, for it to be kept with no step by anyone: something of the
+# project's setup (where it lives, what it is called), not a meeting or a ticket ("the standup
+# moved to 10:30" waits in the inbox).
+_SETUP_NOUN = LazyPattern(
+    r"\b(?:buckets?|regions?|repo(?:sitory|sitories|s)?|hosts?|servers?|databases?|db|dbs|"
+    r"endpoints?|apis?|urls?|base\s+url|services?|queues?|topics?|tables?|clusters?|packages?|"
+    r"modules?|files?|folders?|directory|directories|config|configs|settings|ports?|domains?|"
+    r"registry|image|images|jobs?|cron|dashboards?|warehouse|schemas?|secrets?|vault|docs|"
+    r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc)\b",
+    re.IGNORECASE,
+)
+# A value that names something exact: a region, a path, a version, a host, a `name`.
+_EXACT_VALUE = LazyPattern(r"[\d_./:@`]|\w-\w|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]")
+# When, relative to today: true the day it is said, wrong in a memory ("last night").
+_WHEN = LazyPattern(
+    r"\s*\b(?:last\s+(?:night|week|month|friday|monday)|yesterday|this\s+(?:morning|week)|"
+    r"today|earlier(?:\s+today)?|recently|over\s+the\s+weekend|just\s+now)\b",
+    re.IGNORECASE,
+)
+# A subject that holds one of these says the change did not (or may not) happen.
+_NOT_SO = LazyPattern(
+    r"\b(?:not|never|no|\w+n't|will|would|might|may|could|should|must|can|shall|if)\b",
+    re.IGNORECASE,
+)
+# A changed value longer than this is a sentence, not a name.
+CHANGE_VALUE_MAX_WORDS = 6
+
+
+def _switch(clause: str) -> tuple[str, str] | None:
+    """("correction", "Use polars instead of pandas for the event loads (pandas is too slow on
+    the full export).") for a switch to a known tool (``ALTERNATIVES``); ("heuristic", the
+    clause) for a switch to something else that says what for or what from; else None."""
+    said = clause.strip().rstrip(".!")
+    m = _SWITCH_SAID.match(said)
+    if not m or said.endswith("?"):
+        return None
+    new, old = m.group("new").rstrip(".,"), (m.group("old") or "").rstrip(".,")
+    rest = _WHEN.sub("", m.group("rest")).strip()
+    purpose, _, tail = rest.partition(",")
+    purpose, tail = purpose.strip(), tail.strip()
+    mates = ALTERNATIVE_OF.get(new.lower(), frozenset())
+    if not old:
+        # "…, pandas is too slow": the tool it replaces, named in the same sentence.
+        old = next(
+            (w for w in re.findall(r"[\w.\-]+", rest) if w.lower() in mates - {new.lower()}), ""
+        )
+    known = new.lower() in ALTERNATIVE_OF or old.lower() in ALTERNATIVE_OF
+    if known and _ONE_OFF.search(said):
+        return "heuristic", said.split(",")[0]  # "switch to polars for now"
+    if not known:
+        # "switch from main to develop": explicit, but maybe today's task; "switch to the
+        # main branch" names no old thing at all.
+        return ("heuristic", said.split(",")[0]) if m.group("old") else None
+    text = f"Use {new}"
+    if old and not re.search(r"\b(?:instead\s+of|rather\s+than|over)\b", purpose):
+        text += f" instead of {old}"
+    if purpose:
+        text += f" {purpose}"
+    # A reason that names what was replaced ("pandas is too slow") stays; a task does not.
+    if tail and (
+        (old and tail.lower().startswith(old.lower()))
+        or re.match(r"(?:because|since|as|it'?s|they'?re)\b", tail, re.IGNORECASE)
+    ):
+        text += f" ({tail.rstrip('.')})"
+    return "correction", text + "."
+
+
+def _change(clause: str) -> tuple[str, str] | None:
+    """("change", "The bucket moved to eu-central-1.") for a fact of the project's setup that
+    changed, said plainly and naming its new value exactly; ("heuristic", …) for the same said
+    with "I think" or about something else; else None."""
+    s = clause.strip().rstrip(".!")
+    if s.endswith("?"):
+        return None
+    hedge = _HEDGE.match(s)
+    if hedge:
+        s = s[hedge.end() :]
+    m = _CHANGE_SAID.match(s)
+    if not m:
+        return None
+    value = _WHEN.sub("", m.group("value")).strip()
+    if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS:
+        return None
+    subject = _WHEN.sub("", m.group("subject")).strip()
+    if _NOT_SO.search(subject):
+        return None  # "the bucket hasn't moved", "the bucket will have moved"
+    if not _EXACT_VALUE.search(value):
+        return None  # "the ticket moved to done": nothing exact to keep
+    prep = m.group("prep") or ""
+    text = f"{subject} {_WS.sub(' ', m.group('verb'))} {prep}{value}."
+    settled = not hedge and not _ONE_OFF.search(s)  # not "temporarily moved", "for now"
+    kind = "change" if settled and _SETUP_NOUN.search(subject) else "heuristic"
+    return kind, _WS.sub(" ", text)
 
 
 def user_signals(prompt: str) -> list[Signal]:
@@ -306,14 +555,22 @@ def user_signals(prompt: str) -> list[Signal]:
             last: Signal | None = None
             for clause in clauses(sentence):
                 clause, more = strip_lead_in(clause)
-                kind = _user_kind(clause, lead | more)
+                kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
+                fact = tidy(clause)
+                # A switch or a changed fact said plainly, not as "use", "never" or "always".
+                said = (
+                    None if kind in ("rule", "preference") else _switch(clause) or _change(clause)
+                )
+                if said and (not kind or said[0] != "heuristic"):
+                    # "no, switch to polars" keeps its rewording; "no, switch to main" stays the
+                    # correction it was.
+                    kind, fact = (said[0] if kind != "correction" else kind), tidy(said[1])
                 if not kind and last is not None and _IMPERATIVE.match(clause):
                     # "Don't mock the database; use the test container": how to follow the
                     # rule before it, not a fact of its own.
                     last = Signal(last.kind, tidy(f"{last.text.rstrip('.')}; {clause}"), line)
                     out[-1] = last
                     continue
-                fact = tidy(clause)
                 last = None
                 if kind and len(fact) >= MIN_FACT_CHARS:
                     last = Signal(kind, fact, line)

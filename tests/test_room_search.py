@@ -1,0 +1,161 @@
+"""The room search made cheaper finds exactly what it found before, and the hook server's kept
+index connection never answers from an index that changed or went away."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import REPO, write_memory
+
+from memory_tool.base import paths
+from memory_tool.recall.followup import choose_rooms
+from memory_tool.recall.room import L3_CANDIDATE_FACTOR, MAX_ROOMS, ROOM_FILL, room_recall
+from memory_tool.store import index as index_module
+from memory_tool.store import search as search_module
+from memory_tool.store.index import Index, keep_open, open_index, release_kept
+from memory_tool.store.rooms import compiled_rooms
+from memory_tool.store.search import search
+
+sys.path.insert(0, str(REPO / "bench"))
+
+# A generated tree big enough that rooms hold hundreds of memories, ties and all.
+TREE_FILES = 1_500
+PROMPTS = 120
+
+
+@pytest.fixture
+def kept() -> Iterator[None]:
+    keep_open()
+    yield
+    keep_open(False)
+
+
+def room_search(idx: Index, prompt: str, rooms: list[str], home: str, **kw: object) -> list:
+    return search(
+        idx, prompt, limit=ROOM_FILL, rooms=rooms, sessions=False, cold=False, fuzzy=False,
+        home_project=home, candidate_factor=L3_CANDIDATE_FACTOR, live_only=True, intent=False,
+        **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def ranked(hits: list) -> list[tuple[str, float]]:
+    return [(h.entry.id, h.score) for h in hits]
+
+
+def test_a_room_search_ranks_exactly_as_the_join_did(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gen_tree import generate
+
+    info = generate(sandbox, TREE_FILES)
+    cwd = str(info["home_project_dir"])
+    home = paths.project_key(cwd)
+    with open_index() as idx:
+        idx.refresh(cwd)
+    with open(REPO / "tests" / "data" / "prompts.jsonl", encoding="utf-8") as fh:
+        prompts = [json.loads(line)["prompt"] for line in fh if line.strip()][:PROMPTS]
+    compared = found = 0
+    with open_index() as idx:
+        for i, prompt in enumerate(prompts):
+            rooms, _ = choose_rooms(prompt, None, time.time(), MAX_ROOMS, compiled_rooms())
+            names = [r for r, _ in rooms]
+            if not names:
+                continue
+            # What a session was given already is left out, as L3 does from its second prompt.
+            skip = {h.entry.id for h in room_search(idx, prompt, names, home)[: i % 4]}
+            monkeypatch.setattr(search_module, "NARROW_TO_ROOM", False)
+            joined = [ranked(room_search(idx, prompt, names, home, exclude=skip))]
+            joined.append(ranked(room_search(idx, prompt, names, "")))
+            before = room_recall(idx, prompt, cwd, budget=1500, exclude=skip)
+            monkeypatch.setattr(search_module, "NARROW_TO_ROOM", True)
+            narrowed = [ranked(room_search(idx, prompt, names, home, exclude=skip))]
+            narrowed.append(ranked(room_search(idx, prompt, names, "")))
+            after = room_recall(idx, prompt, cwd, budget=1500, exclude=skip)
+            assert narrowed == joined, prompt
+            assert [u.text for u in after.units] == [u.text for u in before.units], prompt
+            compared += 1
+            found += bool(joined[0])
+    assert compared >= PROMPTS // 2 and found >= compared * 3 // 4
+
+
+def seed(project: Path) -> None:
+    rooms = paths.state_root() / "rooms"
+    write_memory(rooms / "authentication", "jwt.md", "Login tokens are JWTs signed with RS256.")
+    write_memory(rooms / "database", "pool.md", "Postgres pool size is 20 per worker.")
+    with open_index() as idx:
+        idx.refresh(project)
+
+
+def ids_for(prompt: str) -> list[str]:
+    idx = open_index()
+    try:
+        return [h.entry.id for h in room_search(idx, prompt, ["authentication"], "")]
+    finally:
+        idx.close()
+        release_kept()
+
+
+def test_the_kept_connection_sees_what_another_process_wrote(project: Path, kept: None) -> None:
+    seed(project)
+    first = open_index()
+    assert len(ids_for("login tokens")) == 1
+    write_memory(
+        paths.state_root() / "rooms" / "authentication", "rotate.md", "Login tokens rotate hourly."
+    )
+    other = Index.open()  # another process's refresh: a connection of its own
+    other.refresh(project)
+    other.close()
+    assert len(ids_for("login tokens")) == 2
+    assert open_index() is first  # one connection throughout
+    # And what it writes itself (the prompt's own folder refresh) counts as a change too.
+    (paths.state_root() / "rooms" / "authentication" / "rotate.md").unlink()
+    first.refresh(project)
+    assert len(ids_for("login tokens")) == 1
+
+
+def test_the_kept_connection_follows_an_index_file_replaced_or_removed(
+    project: Path, kept: None
+) -> None:
+    seed(project)
+    first = open_index()
+    assert len(ids_for("login tokens")) == 1
+    for suffix in ("", "-wal", "-shm"):  # deleted, as "the index can be deleted at any time"
+        Path(f"{paths.index_file()}{suffix}").unlink(missing_ok=True)
+    write_memory(
+        paths.state_root() / "rooms" / "authentication", "rotate.md", "Login tokens rotate hourly."
+    )
+    fresh = open_index()
+    assert fresh is not first
+    fresh.refresh(project)
+    assert len(ids_for("login tokens")) == 2
+    with pytest.raises(sqlite3.ProgrammingError):
+        first.conn.execute("SELECT 1")  # the old one was really closed
+
+
+def test_a_transaction_a_call_left_open_is_rolled_back(project: Path, kept: None) -> None:
+    seed(project)
+    idx = open_index()
+    idx.conn.execute("BEGIN IMMEDIATE")
+    idx.set_meta("half-done", "1")
+    idx.close()  # the hook's own close leaves the kept connection as it is...
+    release_kept()  # ...and the server's end of call rolls back what it left
+    assert not idx.conn.in_transaction
+    other = sqlite3.connect(paths.index_file(), timeout=0.5)
+    other.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('other', '1')")  # no lock
+    other.close()
+    assert idx.meta("half-done") == ""
+
+
+def test_without_keep_open_every_close_closes(project: Path) -> None:
+    seed(project)
+    idx = open_index()
+    idx.close()
+    assert index_module._kept == []
+    with pytest.raises(sqlite3.ProgrammingError):
+        idx.conn.execute("SELECT 1")
