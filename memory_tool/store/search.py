@@ -340,8 +340,7 @@ def _holders(idx: Index, project: str, forms: list[str]) -> int:
     # The same condition, word for word, as project_matches' search builds (text_only, live,
     # project, sources): one row set serves both, so a room's sets are not pushed out.
     member = idx.member_filter(
-        f"{text_only_sql('e.')} AND ({live_sql('e.')}) AND e.project = ? "
-        f"AND e.source IN ({marks})",
+        f"{text_only_sql('e.')} AND ({live_sql('e.')}) AND e.project = ? AND e.source IN ({marks})",
         (*live_params(), project, *PROJECT_MATCH_SOURCES),
         "rowid",
     )
