@@ -146,3 +146,20 @@ def test_a_continuation_keeps_the_budget(project: Path) -> None:
             assert sum(u.tokens for u in units) == tokens.count(text) <= budget
             if budget >= 400:
                 assert "dispute queue" in text
+
+
+def test_the_context_command_reads_a_continuation_as_the_hook_does(project: Path) -> None:
+    from click.testing import CliRunner
+
+    from memory_tool.cli.main import main
+
+    _handoff(project)
+
+    def shown(prompt: str) -> str:
+        out = CliRunner().invoke(main, ["context", "--prompt", prompt, "--cwd", str(project)])
+        assert out.exit_code == 0, out.output
+        return out.output
+
+    about = shown("let's continue with the chargeback work")
+    assert about.startswith("situation: resume") and "dispute queue" in about
+    assert "dispute queue" not in shown("continue with the docs")

@@ -337,9 +337,11 @@ def _holders(idx: Index, project: str, forms: list[str]) -> int:
     marks = ",".join("?" * len(PROJECT_MATCH_SOURCES))
     # Tested against the project's rowids (read once, Index.member_filter), as a room's search
     # is: joining every match of a common word to its row cost milliseconds at 10,000 files.
+    # The same condition, word for word, as project_matches' search builds (text_only, live,
+    # project, sources): one row set serves both, so a room's sets are not pushed out.
     member = idx.member_filter(
-        f"e.project = ? AND e.source IN ({marks}) AND {text_only_sql('e.')} AND ({live_sql('e.')})",
-        (project, *PROJECT_MATCH_SOURCES, *live_params()),
+        f"{text_only_sql('e.')} AND ({live_sql('e.')}) AND e.project = ? AND e.source IN ({marks})",
+        (*live_params(), project, *PROJECT_MATCH_SOURCES),
         "rowid",
     )
     try:

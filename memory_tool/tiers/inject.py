@@ -569,6 +569,14 @@ def _hot_digest(units: list[Unit]) -> str:
     return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
 
 
+def situation_and_topic(prompt: str) -> tuple[str, list[str]]:
+    """The prompt's row of the when-to-load table, and the topic a continuation names ("let's
+    continue with the chargeback work": a resume about chargebacks only)."""
+    situation = situation_of(prompt)
+    topic = continuation_topic(prompt) if situation in ("new", "resume") else []
+    return ("resume" if topic else situation), topic
+
+
 def prompt_context(
     idx: Index,
     event: HookEvent,
@@ -580,10 +588,7 @@ def prompt_context(
     the conversation holds (``exclude``: the session's record) comes again: not an id, not the
     handoff, not a second hot state."""
     prompt = event.prompt
-    situation = situation_of(prompt)
-    topic = continuation_topic(prompt) if situation in ("new", "resume") else []
-    if topic:  # "let's continue with the chargeback work": a resume, about its topic only
-        situation = "resume"
+    situation, topic = situation_and_topic(prompt)
     if situation == "new" or budget_tokens <= 0:
         return []
     state = load_state(event.session_id) if event.session_id else None
