@@ -37,6 +37,14 @@ L3_MAX_CHARS = 5_200
 PROJECT_HEADING = "### For this project\n"
 GLOBAL_HEADING = "### For every project\n"
 
+# A project's own memories that no layer loads by themselves come with a prompt about them
+# (store.search.project_matches): at most this many, one line each (a captured reference or
+# fact is one sentence, 20-40 tokens), and within this share of L3 so that a prompt's rooms
+# keep most of it.
+PROJECT_MATCH_MAX = 3
+PROJECT_MATCH_TOKENS = 200
+PROJECT_MATCH_HEADING = "## This project's memories about this prompt (L3)\n"
+
 # What one layer contributes to a prompt's context (L3 also records the rooms that chose it).
 RecallResult = Layer
 
@@ -63,17 +71,16 @@ def room_recall(
 ) -> RecallResult:
     """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
     importance and recency, packed under ``budget``: full text for the best where it fits,
-    one line for the rest. Cold summaries are no room's memories: a past session's log comes in
-    through the situations (resuming, a recurring bug) and deep search, not with every prompt.
-    No room above the threshold means nothing is injected, unless the session's ``previous``
-    (room, time) carries over to a follow-up (followup.choose_rooms; ``now`` is the time to
-    judge it by). ``cfg``: the configuration when the caller has it already (the hook does)."""
-    from ..base.config import load_config, today
-    from ..store.classify import instincts_for
-    from ..store.entry import is_live
-    from ..store.rooms import compiled_rooms, load_instinct_records
+    one line for the rest; and the project's own memories the prompt is about that no layer
+    loads by themselves (``project_units``), first within PROJECT_MATCH_TOKENS. Cold summaries
+    are no room's memories: a past session's log comes in through the situations (resuming, a
+    recurring bug) and deep search, not with every prompt. No room above the threshold means no
+    room's memories, unless the session's ``previous`` (room, time) carries over to a follow-up
+    (followup.choose_rooms; ``now`` is the time to judge it by). ``rooms``: recall these
+    rooms only (no project matches). ``cfg``: the configuration when the caller has it already
+    (the hook does)."""
+    from ..store.rooms import compiled_rooms
 
-    result = RecallResult("L3", budget)
     text = strip_injected(prompt)
     compiled = compiled_rooms()
     carried = False
@@ -83,11 +90,101 @@ def room_recall(
         from .followup import choose_rooms
 
         chosen, carried = choose_rooms(text, previous, now, MAX_ROOMS, compiled)
+    skip = set(exclude or ())
+    own: RecallResult | None = None
+    if rooms is None:
+        own = project_units(
+            idx, text, cwd, budget=min(PROJECT_MATCH_TOKENS, budget), max_chars=max_chars,
+            exclude=skip, rooms={r for r, _ in chosen},
+        )  # fmt: skip
+        skip |= {e.id for e in own.picked}
+        budget -= own.tokens
+        max_chars -= sum(len(u.text) for u in own.units)
+    result = _rooms_recall(
+        idx, text, cwd, chosen, carried, compiled, budget=budget, max_chars=max_chars,
+        exclude=skip, cfg=cfg,
+    )  # fmt: skip
+    if own is not None and own.units:
+        result.budget += own.tokens
+        result.units += own.units
+        result.picked += own.picked
+    return result
+
+
+def project_units(
+    idx: Index,
+    text: str,
+    cwd: str,
+    *,
+    budget: int,
+    max_chars: int,
+    exclude: set[str],
+    rooms: set[str] | frozenset[str] = frozenset(),
+) -> RecallResult:
+    """The project's own memories ``text`` is about that the session lacks (``exclude``: what
+    the brief and earlier prompts gave, by id; a line whose facts the session holds under
+    another id too), one line each (store.search.project_matches): how a reference, a fact
+    with no room or an open item past L2's budget reaches the prompt about it. A memory of one
+    of the prompt's ``rooms`` is left to room recall, under its room's heading. Nothing for a
+    closing or an acknowledgement ("thanks, that fixed it")."""
+    from .followup import is_ack, is_closing
+
+    result = RecallResult("L3", budget)
+    if budget <= 0 or is_closing(text) or is_ack(text):
+        return result
+    from ..store.search import project_matches
+
+    hits = project_matches(
+        idx, text, project=paths.project_key(cwd), exclude=exclude, limit=PROJECT_MATCH_MAX
+    )
+    if not hits:
+        return result
+    from .seen import carried
+
+    count = idx.count_cached
+    heading = Unit(PROJECT_MATCH_HEADING, count(PROJECT_MATCH_HEADING))
+    units = [heading]
+    used, chars = heading.tokens, len(heading.text)
+    for e in idx.current([h.entry for h in hits]):
+        if e.room in rooms or carried(e.line, exclude):  # its room's; the brief holds it
+            continue
+        if used + e.line_tokens <= budget and chars + len(e.line) <= max_chars:
+            units.append(Unit(e.line, e.line_tokens))
+            used += e.line_tokens
+            chars += len(e.line)
+            result.picked.append(e)
+        else:
+            result.omitted.append(e)
+    if result.picked:
+        result.units = units
+    return result
+
+
+def _rooms_recall(
+    idx: Index,
+    text: str,
+    cwd: str,
+    chosen: list[tuple[str, float]],
+    carried: bool,
+    compiled: Any,
+    *,
+    budget: int,
+    max_chars: int,
+    exclude: set[str],
+    cfg: dict[str, Any] | None,
+) -> RecallResult:
+    """The memories of the ``chosen`` rooms, ranked and packed (see ``room_recall``)."""
+    from ..base.config import load_config, today
+    from ..store.classify import instincts_for
+    from ..store.entry import is_live
+    from ..store.rooms import load_instinct_records
+
+    result = RecallResult("L3", budget)
     result.rooms = chosen
     if not chosen:
         return result
     names = [r for r, _ in chosen]
-    skip = set(exclude or ())
+    skip = exclude
     home = paths.project_key(cwd)
     hits = search(
         idx,

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..base.record import record
@@ -159,11 +160,18 @@ def fts_query(text: str) -> str | None:
     return _match(query_terms(text))
 
 
-def _match(terms: list[str], extra: list[str] | None = None) -> str | None:
-    """``terms`` with a proximity match for each adjacent pair; ``extra`` words only alone."""
+def _match(terms: list[str], extra: list[str] | None = None, prefix: bool = False) -> str | None:
+    """``terms`` with a proximity match for each adjacent pair; ``extra`` words only alone.
+    ``prefix``: a long word also matches by its first COVERAGE_PREFIX letters (see search)."""
     if not terms and not extra:
         return None
     parts = [f'"{t}"' for t in [*terms, *(extra or [])]]
+    if prefix:
+        parts += [
+            f'"{t[:COVERAGE_PREFIX]}"*'
+            for t in terms
+            if len(t) > COVERAGE_PREFIX and t.isalnum() and t.isascii()
+        ]
     pairs = list(zip(terms[:-1], terms[1:], strict=True))[:MAX_NEAR_PAIRS]
     parts += [f'NEAR("{a}" "{b}", {NEAR_DISTANCE})' for a, b in pairs]
     return " OR ".join(parts)
@@ -256,6 +264,157 @@ def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int)
     return [row_to_entry(r) for r in rows]
 
 
+# --- a project's own memories on a prompt's topic ----------------------------------------------
+# A project's memories that no layer loads by themselves (a reference, a fact without a room, an
+# open item past L2's budget) come with a prompt about them: the prompt's words against the
+# project's own memories, in the one ranking, and only where a word that says what the prompt
+# is about matches. Words every task says (add, make, file, work: the classifier's stop words)
+# and the parts of a path any repository has match nothing on their own.
+PATH_WORDS = frozenset(
+    "app apps src lib libs util utils helper helpers common core main index py js ts tsx jsx "
+    "md json yaml yml toml txt ipynb sh".split()
+)
+# A word found in the memory only inside a path ("notebooks" in notebooks/templates/cohort.ipynb)
+# is weaker evidence than one in its words ("the cohort template"): two such words make a match,
+# one does not ("commit the exploratory notebook" is not about the cohort template).
+PATH_ONLY_WEIGHT = 0.5
+TOPIC_MATCH_MIN = 1.0
+# A word of the prompt picks a memory only when at most this many of the project's memories
+# hold it: "cohort" in one reference says which memory the prompt is about; "split" or
+# "approach", in dozens of a busy project's memories, says nothing (a generated project of
+# 1,000 files matched a third of its no-room prompts on such words).
+RARE_HOLDERS = 3
+# Candidates the ranking returns before the topic check: a project has few memories outside L2.
+PROJECT_MATCH_CANDIDATES = 8
+PROJECT_MATCH_SOURCES = ("claude", "context", "room")
+_PATHLIKE = re.compile(r"\S*/\S*|\S+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+
+
+def topic_terms(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about (query terms but the classifier's stop
+    words, path parts any repository has, numbers)."""
+    from .words import STOP_WORDS
+
+    return [
+        t
+        for t in query_terms(text)
+        if len(t) >= 3 and t not in STOP_WORDS and t not in PATH_WORDS and not t.isdigit()
+    ]
+
+
+def topic_weight(terms: list[str], entry: Entry, says: Callable[[str], bool]) -> float:
+    """How much of ``terms`` the subject of ``entry`` (the first sentence of its description and
+    of its body) holds: 1 for each term among its words, PATH_ONLY_WEIGHT for one only inside a
+    path; a term matches a word starting with its first COVERAGE_PREFIX
+    letters (a shorter term must be the whole word). Only the terms ``says`` keeps count (by
+    their first letters: ``project_matches`` keeps those that few of the project's memories
+    hold)."""
+    text = f"{_subject(entry.description)}\n{_subject(entry.body)}".lower()
+    in_paths = " ".join(_PATHLIKE.findall(text))
+    prose = _PATHLIKE.sub(" ", text)
+
+    def forms(chunk: str) -> tuple[set[str], set[str]]:
+        runs = _ALNUM_RUN.findall(chunk.replace("_", " "))
+        return set(runs), {w[:COVERAGE_PREFIX] for w in runs if len(w) >= COVERAGE_PREFIX}
+
+    said, said_starts = forms(prose)
+    pathed, path_starts = forms(in_paths)
+    total = 0.0
+    # Forms of one word count once: "the funnel notebook" in a prompt that also says
+    # "notebooks" is one word about notebooks, not two.
+    for key in dict.fromkeys(t[:COVERAGE_PREFIX] for t in terms):
+        if len(key) >= COVERAGE_PREFIX:
+            weight = 1.0 if key in said_starts else PATH_ONLY_WEIGHT * (key in path_starts)
+        else:
+            weight = 1.0 if key in said else PATH_ONLY_WEIGHT * (key in pathed)
+        if weight and says(key):
+            total += weight
+    return total
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s|\n")
+
+
+def _subject(text: str) -> str:
+    """A memory's subject: its first sentence. What follows (a Why: and How to apply:, more
+    detail) is about many things; "the previous approach did not scale" does not make a memory
+    about "compare these two approaches"."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0] if text else ""
+
+
+def _holders(idx: Index, project: str, forms: list[str]) -> int:
+    """How many of ``project``'s own live memories hold one of ``forms`` (FTS terms), up to
+    RARE_HOLDERS + 1 (enough to tell rare from common)."""
+    from .index import live_params, live_sql, text_only_sql
+
+    marks = ",".join("?" * len(PROJECT_MATCH_SOURCES))
+    # Tested against the project's rowids (read once, Index.member_filter), as a room's search
+    # is: joining every match of a common word to its row cost milliseconds at 10,000 files.
+    # The same condition, word for word, as project_matches' search builds (text_only, live,
+    # project, sources): one row set serves both, so a room's sets are not pushed out.
+    member = idx.member_filter(
+        f"{text_only_sql('e.')} AND ({live_sql('e.')}) AND e.project = ? AND e.source IN ({marks})",
+        (*live_params(), project, *PROJECT_MATCH_SOURCES),
+        "rowid",
+    )
+    try:
+        row = idx.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? "
+            f"AND {member} LIMIT ?)",
+            (" OR ".join(forms), RARE_HOLDERS + 1),
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return RARE_HOLDERS + 1
+    return int(row[0])
+
+
+def project_matches(
+    idx: Index,
+    query: str,
+    *,
+    project: str,
+    exclude: set[str] | frozenset[str] = frozenset(),
+    limit: int = 3,
+) -> list[Hit]:
+    """The memories of ``project``'s own (its memory folder, its CONTEXT.md, room memories
+    added from inside it) that ``query`` is about: ranked by ``search`` (words matched by
+    their first letters too), kept when they hold TOPIC_MATCH_MIN of the query's topic words
+    that at most RARE_HOLDERS of the project's memories hold (``topic_weight``): a word most
+    of them hold picks none of them. Identity facts are L1's."""
+    terms = topic_terms(query)
+    if not terms:
+        return []
+    hits = search(
+        idx,
+        " ".join(terms),
+        limit=PROJECT_MATCH_CANDIDATES,
+        project=project,
+        sources=PROJECT_MATCH_SOURCES,
+        exclude=exclude,
+        fuzzy=False,
+        live_only=True,
+        intent=False,
+        prefix=True,
+    )
+    mine = [h for h in hits if h.entry.type != "user"]
+    if not mine:
+        return []
+    by_key: dict[str, list[str]] = {}
+    for t in terms:
+        by_key.setdefault(t[:COVERAGE_PREFIX], []).append(t)
+    rare: dict[str, bool] = {}
+
+    def says(key: str) -> bool:
+        if key not in rare:
+            forms = [f'"{t}"' for t in by_key.get(key, [key])]
+            if len(key) >= COVERAGE_PREFIX and key.isalnum() and key.isascii():
+                forms.append(f'"{key}"*')
+            rare[key] = _holders(idx, project, forms) <= RARE_HOLDERS
+        return rare[key]
+
+    return [h for h in mine if topic_weight(terms, h.entry, says) >= TOPIC_MATCH_MIN][:limit]
+
+
 def search(
     idx: Index,
     query: str,
@@ -276,6 +435,7 @@ def search(
     live_only: bool = False,
     now: dt.date | None = None,
     intent: bool = True,
+    prefix: bool = False,
 ) -> list[Hit]:
     """Rank every entry (memories, wiki, cold summaries, past sessions) against ``query``.
     ``semantic``: fuse in sentence-vector similarity where the index holds vectors and the
@@ -285,7 +445,10 @@ def search(
     them. ``now``: the day time words in the query count from (default today). ``intent``:
     read what a question asks beyond its words (its time words; the latest version first; the
     user's own likes for a question about them); a task prompt's room recall and a duplicate
-    check do not."""
+    check do not. ``prefix``: a word also matches the words that share its first
+    COVERAGE_PREFIX letters ("convert" finds "conversion", which the Porter stemmer keeps
+    apart), as coverage counts them; for the few memories of one project (``project_matches``),
+    not for a search of everything."""
     from ..base.config import today
     from .index import live_params, live_sql, row_to_entry, text_only_sql
 
@@ -296,7 +459,7 @@ def search(
     terms = query_terms(query)
     prefer = intent and bool(terms) and asks_preference(query)
     more = expansion(terms)[: max(0, MAX_QUERY_TERMS - len(terms))] if prefer else []
-    match = _match(terms, more)
+    match = _match(terms, more, prefix)
     hits: list[Hit] = []
     filters: list[str] = [text_only_sql("e.")]
     filter_params: list[Any] = []
@@ -341,7 +504,8 @@ def search(
             f"JOIN entries e ON e.rowid = entries_fts.rowid WHERE {' AND '.join(where)} "
             f"ORDER BY r LIMIT ?"
         )
-        if NARROW_TO_ROOM and room_list and window is None and not prefer:
+        narrow = room_list or (project and prefix)  # a room's, or one project's own (few)
+        if NARROW_TO_ROOM and narrow and window is None and not prefer:
             # A room's search (L3, on every prompt) tests the filters against the room's rowids,
             # read once (Index.member_filter), instead of joining every match to its row. Same
             # rows, same scores, same order: the full-text scan still drives, so ties keep

@@ -32,7 +32,7 @@ from .hot import (
     read_handoff_section,
     session_key,
 )
-from .situations import LOAD_TABLE, situation_of
+from .situations import LOAD_TABLE, continuation_topic, is_about, situation_of
 
 if TYPE_CHECKING:
     from ..recall.layers import Unit
@@ -330,11 +330,15 @@ def latest_cold_units(
     max_chars: int,
     exclude: frozenset[str] | set[str] = frozenset(),
     held: set[str] | None = None,
+    topic: list[str] | None = None,
 ) -> list[Unit]:
     """The latest earlier session's summary, but for the lines the request carries already
-    (``held``: fact keys, updated with what is packed)."""
+    (``held``: fact keys, updated with what is packed); with a ``topic`` (a continuation's
+    words), only when the summary is about it."""
     entry = latest_cold(idx, project, exclude_session)
     if entry is None or entry.id in exclude:
+        return []
+    if topic and not is_about(f"{entry.description}\n{entry.body}", topic):
         return []
     lines = _new_facts(cold_body_lines(entry.body), held if held is not None else set())
     return _hold(
@@ -358,11 +362,14 @@ def handoff_units(
     budget: int = HANDOFF_BUDGET_TOKENS,
     max_chars: int = HANDOFF_MAX_CHARS,
     cfg: dict[str, Any] | None = None,
+    topic: list[str] | None = None,
 ) -> list[Unit]:
     """The working tree's handoff (tiers.handoff), unless the session has it (``exclude`` holds
     its marker) or, with ``first_only``, another session was given this version already. Whole
     when it fits the budget, else a pointer to the file; a stale one is reported, not injected.
-    Each unit's ``given`` is the handoff's marker: ``deliver`` records what was handed out."""
+    ``topic``: the words a continuation named (``situations.continuation_topic``); a handoff
+    about something else is not given. Each unit's ``given`` is the handoff's marker:
+    ``deliver`` records what was handed out."""
     from ..base.config import load_config
     from ..recall.layers import Unit
     from .handoff import find_handoff, is_stale, moved_past, read_handoff, was_delivered
@@ -376,6 +383,8 @@ def handoff_units(
     latest = latest_cold(idx, paths.project_key(cwd))
     latest_at = latest.mtime_ns / 1e9 if latest is not None and latest.mtime_ns > 0 else None
     text = read_handoff(found)
+    if topic and text is not None and not is_about(text, topic):
+        return []
     if moved_past(found):
         lines = [
             f"- {where} (written {written}) is older than later work in this working tree (a "
@@ -487,10 +496,13 @@ def units_for(
     max_chars: int,
     snapshot: bool = False,
     exclude: frozenset[str] | set[str] = frozenset(),
+    topic: list[str] | None = None,
 ) -> list[Unit]:
     """What the when-to-load table loads for ``situation``, within ``budget`` exact tokens
     (``snapshot``: the hot state as of the last Stop, see ``hot_units``). ``exclude``: ids the
-    session already has (an earlier prompt, this prompt's room recall), never repeated."""
+    session already has (an earlier prompt, this prompt's room recall), never repeated.
+    ``topic``: what a continuation named; the handoff and the latest session come only when
+    they are about it."""
     want_hot, cold, want_wiki = LOAD_TABLE.get(situation, LOAD_TABLE["new"])
     project = paths.project_key(cwd)
     sid = state["session_id"] if state else ""
@@ -500,7 +512,9 @@ def units_for(
     def left() -> tuple[int, int]:
         return _room_left(units, budget, max_chars)
 
-    if want_hot and not holds_hot(exclude):
+    # A continuation that names a topic asks for earlier work, not this session's own state,
+    # which the conversation holds (SessionStart brings it back on resume and compaction).
+    if want_hot and not topic and not holds_hot(exclude):
         tokens_left, chars_left = left()
         units += hot_units(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
@@ -514,10 +528,13 @@ def units_for(
             exclude=exclude,
             budget=min(HANDOFF_BUDGET_TOKENS, tokens_left),
             max_chars=min(HANDOFF_MAX_CHARS, chars_left),
+            topic=topic,
         )
     held |= _facts_of([u.text for u in units])  # the hot state and the handoff, if given
     if cold == "latest":
-        units += latest_cold_units(idx, project, sid, *left(), exclude=exclude, held=held)
+        units += latest_cold_units(
+            idx, project, sid, *left(), exclude=exclude, held=held, topic=topic
+        )
     elif cold == "search":
         found = search(
             idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
@@ -552,6 +569,14 @@ def _hot_digest(units: list[Unit]) -> str:
     return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
 
 
+def situation_and_topic(prompt: str) -> tuple[str, list[str]]:
+    """The prompt's row of the when-to-load table, and the topic a continuation names ("let's
+    continue with the chargeback work": a resume about chargebacks only)."""
+    situation = situation_of(prompt)
+    topic = continuation_topic(prompt) if situation in ("new", "resume") else []
+    return ("resume" if topic else situation), topic
+
+
 def prompt_context(
     idx: Index,
     event: HookEvent,
@@ -563,7 +588,7 @@ def prompt_context(
     the conversation holds (``exclude``: the session's record) comes again: not an id, not the
     handoff, not a second hot state."""
     prompt = event.prompt
-    situation = situation_of(prompt)
+    situation, topic = situation_and_topic(prompt)
     if situation == "new" or budget_tokens <= 0:
         return []
     state = load_state(event.session_id) if event.session_id else None
@@ -577,6 +602,7 @@ def prompt_context(
         max_chars=PROMPT_CONTEXT_MAX_CHARS,
         snapshot=True,
         exclude=exclude,
+        topic=topic,
     )
 
 

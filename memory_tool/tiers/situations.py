@@ -48,6 +48,73 @@ _RESUME_PHRASES = (
 # Alone or nearly ("continue", "ok, carry on"): a long prompt that says "continue" is a task.
 _RESUME_WEAK_PHRASES = ("continue", "carry on", "keep going", "go on", "resume", "proceed")
 RESUME_WEAK_MAX_WORDS = 6
+# A continuation that names its topic ("let's continue with the chargeback work", "pick up the
+# attribution work from yesterday", "where did we leave the parser?"). It brings the open
+# handoff, or the latest session, only when that is about the topic (``is_about``): "continue
+# with the docs" after a day on chargebacks brings nothing stale.
+_CONTINUE_CUES = (
+    "continue with", "continue on", "continue the", "continue our", "continue working on",
+    "continue from", "pick up the", "pick up on", "pick up with", "pick up our", "pick up from",
+    "pick back up", "keep going on", "keep going with", "keep working on",
+    "carry on with", "resume the", "resume our", "resume work", "resume working",
+    "get back to", "getting back to", "where did we leave", "where did i leave",
+    "where were we with", "where were we on", "where are we with", "where are we on",
+)  # fmt: skip
+# A cue in a longer prompt starts a task ("continue the refactor of the payments module and
+# add tests for every new path"), not a return to one: 12 words hold a cue and a topic of a few
+# words ("let's pick up the attribution backfill work from yesterday afternoon": 11).
+CONTINUE_MAX_WORDS = 12
+# Words of a continuation that name no topic: the cue's own, and what any continuation says
+# about the work ("the chargeback work from yesterday": the topic is "chargeback").
+_CONTINUE_FILLER = frozenset(
+    "continue continuing pick picking back keep going carry resume resuming get getting leave "
+    "left off where were are was we us let lets work working stuff task tasks thing things job "
+    "bit part yesterday today tonight earlier morning afternoon evening last time session day "
+    "days week before ago again from on with the our my".split()
+)
+# A topic word is found in a text when a word there starts with its first letters
+# ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
+TOPIC_PREFIX = 5
+
+
+def continuation_topic(prompt: str) -> list[str]:
+    """The topic words of a prompt that asks to go on with earlier work and names what ([]
+    when it names nothing: "where were we?", "continue", or when it is no continuation)."""
+    from ..store.words import STOP_WORDS  # stdlib-only module, as this one
+
+    text = strip_injected(prompt or "").strip()
+    if not text:
+        return []
+    padded, word_list = _normal(text.replace("-", " "))
+    strong = _has(padded, _RESUME_PHRASES)
+    if not strong and not (len(word_list) <= CONTINUE_MAX_WORDS and _has(padded, _CONTINUE_CUES)):
+        return []
+    topic = [
+        w
+        for w in word_list
+        if len(w) >= 3
+        and not w.isdigit()
+        and w not in STOP_WORDS
+        and w not in _CONTINUE_FILLER
+        and w not in _ACK_WORDS
+    ]
+    return list(dict.fromkeys(topic))
+
+
+def is_about(text: str, topic: list[str]) -> bool:
+    """Whether ``text`` is about ``topic``: at least half of the topic words are in it (a word
+    of the text that starts with the topic word's first TOPIC_PREFIX letters; a shorter topic
+    word must be whole)."""
+    if not topic:
+        return True
+    words = set(_WORD.findall(text.lower().replace("_", " ")))
+    starts = {w[:TOPIC_PREFIX] for w in words if len(w) >= TOPIC_PREFIX}
+    found = sum(
+        (w[:TOPIC_PREFIX] in starts) if len(w) >= TOPIC_PREFIX else (w in words) for w in topic
+    )
+    return found > 0 and 2 * found >= len(topic)
+
+
 _INCIDENT_WORDS = frozenset(
     "postmortem incident incidents outage outages rca retro retrospective downtime sev0 sev1 "
     "sev2 sev3".split()
