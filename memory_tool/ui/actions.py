@@ -71,10 +71,11 @@ async def save_memory(request: Any) -> Any:
 
 
 def _memory_action(
-    change: Callable[[Any, str, dict[str, str]], Any], done: Callable[[Any], tuple[str, str]]
+    change: Callable[[Any, str, dict[str, str]], Any],
+    done: Callable[[Any, dict[str, str]], tuple[str, str]],
 ) -> Callable[[Any], Any]:
     """A POST handler that runs ``change(idx, entry_id, form)`` and sends the person to the page
-    and note ``done(result)`` names; an error goes back to the memory's page."""
+    and note ``done(result, form)`` names; an error goes back where the button was pressed."""
 
     async def handler(request: Any) -> Any:
         form = await _form(request)
@@ -87,8 +88,8 @@ def _memory_action(
         try:
             result = await _run(work)
         except MemoryToolError as exc:
-            return _back(f"/memory/{entry_id}", error=str(exc))
-        path, note = done(result)
+            return _back(_pressed_on(form, entry_id), error=str(exc))
+        path, note = done(result, form)
         return _back(path, note=note)
 
     return handler
@@ -133,43 +134,31 @@ def _unforget(idx: Any, entry_id: str, form: dict[str, str]) -> Any:
     return unforget(idx, entry_id)
 
 
-def _back_to(form: dict[str, str], entry: Any) -> str:
-    """Where a forget sends the person: the Learned view when it was pressed there, else the
-    memory's page (never a path the form names: no redirect elsewhere)."""
-    return LEARNED_PATH if form.get("back") == LEARNED_PATH else f"/memory/{entry.id}"
+def _pressed_on(form: dict[str, str], entry_id: str) -> str:
+    """Where the person goes back to: the Learned view when the button was pressed there (it
+    has Forget and Undo too), else the memory's page (never a path the form names: no
+    redirect elsewhere)."""
+    return LEARNED_PATH if form.get("back") == LEARNED_PATH else f"/memory/{entry_id}"
 
 
-def _memory_action_back(
-    change: Callable[[Any, str, dict[str, str]], Any], note: Callable[[Any], str]
-) -> Callable[[Any], Any]:
-    """``_memory_action`` for the buttons the Learned view has too: back where pressed."""
-
-    async def handler(request: Any) -> Any:
-        form = await _form(request)
-        entry_id = request.path_params["entry_id"]
-
-        def work() -> Any:
-            with index() as idx:
-                return change(idx, entry_id, form)
-
-        try:
-            result = await _run(work)
-        except MemoryToolError as exc:
-            back = LEARNED_PATH if form.get("back") == LEARNED_PATH else f"/memory/{entry_id}"
-            return _back(back, error=str(exc))
-        return _back(_back_to(form, result), note=note(result))
-
-    return handler
+def _on_page(note: Callable[[Any], str]) -> Callable[[Any, dict[str, str]], tuple[str, str]]:
+    return lambda e, form: (f"/memory/{e.id}", note(e))
 
 
-pin = _memory_action(_pin, lambda e: (f"/memory/{e.id}", "pinned: loaded at every session start"))
-unpin = _memory_action(_unpin, lambda e: (f"/memory/{e.id}", "unpinned"))
-move = _memory_action(_move, lambda e: (f"/memory/{e.id}", f"moved to room {e.room}"))
-archive = _memory_action(_archive, lambda p: ("/rooms", f"archived to {p}"))
-forget = _memory_action_back(
-    _forget, lambda e: f"forgot {e.id}: it no longer loads (still in search as history)"
+pin = _memory_action(_pin, _on_page(lambda e: "pinned: loaded at every session start"))
+unpin = _memory_action(_unpin, _on_page(lambda e: "unpinned"))
+move = _memory_action(_move, _on_page(lambda e: f"moved to room {e.room}"))
+archive = _memory_action(_archive, lambda p, form: ("/rooms", f"archived to {p}"))
+forget = _memory_action(
+    _forget,
+    lambda e, form: (
+        _pressed_on(form, e.id),
+        f"forgot {e.id}: it no longer loads (still in search as history)",
+    ),
 )
-unforget = _memory_action_back(_unforget, lambda e: f"{e.id} is back: it loads again")
+unforget = _memory_action(
+    _unforget, lambda e, form: (_pressed_on(form, e.id), f"{e.id} is back: it loads again")
+)
 
 
 # --- inbox --------------------------------------------------------------------------------------
