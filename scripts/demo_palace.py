@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,21 @@ HOSTILE = (
     "Markup test: <script>window.__pwned = 1;</script> and "
     '<img src=x onerror="window.__pwned = 2"> stay text.'
 )
+
+
+def sandbox(base: Path) -> None:
+    """Point every root memory-tool uses at ``base`` (nothing of the real HOME is read)."""
+    home = base / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ.update(
+        HOME=str(home),
+        MEMORY_TOOL_TODAY="2026-11-29",
+        MEMORY_TOOL_SEMANTIC="0",
+        MEMORY_TOOL_NO_BACKGROUND="1",
+    )
+    for name in ("CLAUDE_CONFIG_DIR", "MEMORY_TOOL_HOME", "CLAUDE_PROJECT_DIR"):
+        os.environ.pop(name, None)
+
 
 USER = "Dana is a backend engineer; prefers terse answers and Python with type hints."
 RULES = [

@@ -31,20 +31,6 @@ PROJECT_ID = "github.com/dana/shop"
 BLOCK = re.compile(r"```text\n<memory-context>\n.*?\n```\n", re.S)
 
 
-def sandbox(base: Path) -> None:
-    """Point every root memory-tool uses at ``base`` (nothing of the real HOME is read)."""
-    home = base / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    os.environ.update(
-        HOME=str(home),
-        MEMORY_TOOL_TODAY="2026-11-29",
-        MEMORY_TOOL_SEMANTIC="0",
-        MEMORY_TOOL_NO_BACKGROUND="1",
-    )
-    for name in ("CLAUDE_CONFIG_DIR", "MEMORY_TOOL_HOME", "CLAUDE_PROJECT_DIR"):
-        os.environ.pop(name, None)
-
-
 def brief() -> str:
     """`memory-tool wake` in the demo project, built in a throwaway HOME: the brief and each
     layer's tokens against its budget (the frame and total lines left out, for the size cap)."""
@@ -59,7 +45,7 @@ def brief() -> str:
     from memory_tool.store import palace, project_ids
 
     with tempfile.TemporaryDirectory(prefix="memory-tool-readme-") as tmp:
-        sandbox(Path(tmp))
+        demo_palace.sandbox(Path(tmp))
         home = Path(os.environ["HOME"])
         root = home / "work" / "shop"  # where demo_palace.build puts the project
         project_ids.record({paths.project_key(root): PROJECT_ID})

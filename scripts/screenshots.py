@@ -45,20 +45,6 @@ SHOTS = [
 DEMO_BASE = Path(tempfile.gettempdir()) / "memory-tool-demo"
 
 
-def sandbox(base: Path) -> None:
-    """Point every root memory-tool uses at ``base`` (nothing of the real HOME is read)."""
-    home = base / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    os.environ.update(
-        HOME=str(home),
-        MEMORY_TOOL_TODAY="2026-11-29",
-        MEMORY_TOOL_SEMANTIC="0",
-        MEMORY_TOOL_NO_BACKGROUND="1",
-    )
-    for name in ("CLAUDE_CONFIG_DIR", "MEMORY_TOOL_HOME", "CLAUDE_PROJECT_DIR"):
-        os.environ.pop(name, None)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "images")
@@ -74,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     base = args.base
     shutil.rmtree(base, ignore_errors=True)
     try:
-        sandbox(base)
+        demo_palace.sandbox(base)
         palace = demo_palace.build(Path(os.environ["HOME"]))  # the project shows as ~/work/shop
         args.out.mkdir(parents=True, exist_ok=True)
         with Running(str(palace["root"])) as ui, sync_playwright() as p:

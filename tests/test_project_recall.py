@@ -187,3 +187,40 @@ def test_a_word_many_of_the_projects_memories_hold_picks_none(payments: Path) ->
     got = _prompt(payments, "split this into smaller pieces", "s1")
     assert "batches of" not in got
     assert "refunds job" in _prompt(payments, "split the refunds job", "s2")  # "refunds": rare
+
+
+def test_room_recall_leaves_out_what_memory_md_says_already(tmp_path: Path) -> None:
+    """A rule Claude Code saved itself, with a MEMORY.md line that states it: Claude Code loads
+    that line into every request, so room recall does not give the rule again (one fact once
+    per request); with auto-memory off nothing loads the line, and room recall gives it."""
+    from helpers import write_memory
+
+    from memory_tool.base import paths
+
+    root = tmp_path / "work" / "svc"
+    (root / ".git").mkdir(parents=True)
+    folder = paths.project_memory_dir(root)
+    write_memory(
+        folder, "feedback_fast_tests.md",
+        "Run the tests with make test-fast; the full suite needs docker.\n"
+        "**Why:** the full suite takes 20 minutes.",
+        type_="feedback", description="run make test-fast, not the full docker suite",
+    )  # fmt: skip
+    (folder / "MEMORY.md").write_text(
+        "- [Fast tests](feedback_fast_tests.md) - run make test-fast; the full suite needs docker\n"
+    )
+    from click.testing import CliRunner
+
+    from memory_tool.cli.main import main
+
+    # Indexed as the Scribe indexes it: the classifier files it under testing.
+    assert CliRunner().invoke(main, ["index", "--cwd", str(root)]).exit_code == 0
+    prompt = "run the pytest tests for the refund module"
+    assert "test-fast" not in _prompt(root, prompt, "s1")
+    off = run_hook(
+        "UserPromptSubmit",
+        {"session_id": "s2", "transcript_path": "/x", "cwd": str(root),
+         "hook_event_name": "UserPromptSubmit", "prompt": prompt},
+        env={"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"},
+    )  # fmt: skip
+    assert "make test-fast" in off.stdout.decode()

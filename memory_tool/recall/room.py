@@ -6,6 +6,7 @@ Hook path: imports no YAML, tokenizer, click or rapidfuzz.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..base import paths
@@ -14,6 +15,7 @@ from ..store.search import room_members, search
 from .layers import Layer, Unit, rank
 
 if TYPE_CHECKING:
+    from ..store.entry import Entry
     from ..store.index import Index
 
 # L3 injects at most two rooms' memories: a prompt about three topics is about none in depth.
@@ -68,6 +70,7 @@ def room_recall(
     cfg: dict[str, Any] | None = None,
     previous: tuple[str, float] | None = None,
     now: float = 0.0,
+    index_hooks: Callable[[], dict[str, str]] | None = None,
 ) -> RecallResult:
     """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
     importance and recency, packed under ``budget``: full text for the best where it fits,
@@ -78,7 +81,10 @@ def room_recall(
     room's memories, unless the session's ``previous`` (room, time) carries over to a follow-up
     (followup.choose_rooms; ``now`` is the time to judge it by). ``rooms``: recall these
     rooms only (no project matches). ``cfg``: the configuration when the caller has it already
-    (the hook does)."""
+    (the hook does). ``index_hooks``: when the agent loads the project's MEMORY.md itself, its
+    lines by file (``store.tree.memory_index_hooks``, read only when a candidate is a memory
+    Claude Code wrote): such a memory whose line says its fact already is left out, as L2
+    leaves it out (``layers.stated_by_index``)."""
     from ..store.rooms import compiled_rooms
 
     text = strip_injected(prompt)
@@ -95,14 +101,14 @@ def room_recall(
     if rooms is None:
         own = project_units(
             idx, text, cwd, budget=min(PROJECT_MATCH_TOKENS, budget), max_chars=max_chars,
-            exclude=skip, rooms={r for r, _ in chosen},
+            exclude=skip, rooms={r for r, _ in chosen}, index_hooks=index_hooks,
         )  # fmt: skip
         skip |= {e.id for e in own.picked}
         budget -= own.tokens
         max_chars -= sum(len(u.text) for u in own.units)
     result = _rooms_recall(
         idx, text, cwd, chosen, carried, compiled, budget=budget, max_chars=max_chars,
-        exclude=skip, cfg=cfg,
+        exclude=skip, cfg=cfg, index_hooks=index_hooks,
     )  # fmt: skip
     if own is not None and own.units:
         result.budget += own.tokens
@@ -120,6 +126,7 @@ def project_units(
     max_chars: int,
     exclude: set[str],
     rooms: set[str] | frozenset[str] = frozenset(),
+    index_hooks: Callable[[], dict[str, str]] | None = None,
 ) -> RecallResult:
     """The project's own memories ``text`` is about that the session lacks (``exclude``: what
     the brief and earlier prompts gave, by id; a line whose facts the session holds under
@@ -145,7 +152,7 @@ def project_units(
     heading = Unit(PROJECT_MATCH_HEADING, count(PROJECT_MATCH_HEADING))
     units = [heading]
     used, chars = heading.tokens, len(heading.text)
-    for e in idx.current([h.entry for h in hits]):
+    for e in _not_in_index(idx.current([h.entry for h in hits]), index_hooks):
         if e.room in rooms or carried(e.line, exclude):  # its room's; the brief holds it
             continue
         if used + e.line_tokens <= budget and chars + len(e.line) <= max_chars:
@@ -160,6 +167,21 @@ def project_units(
     return result
 
 
+def _not_in_index(
+    entries: list[Entry], index_hooks: Callable[[], dict[str, str]] | None
+) -> list[Entry]:
+    """``entries`` but the memories Claude Code wrote whose MEMORY.md line, which the agent
+    loads into every request itself, states their fact already: one fact once per request."""
+    if index_hooks is None or not any(e.client_written for e in entries):
+        return entries
+    hooks = index_hooks()
+    if not hooks:
+        return entries
+    from .layers import stated_by_index
+
+    return [e for e in entries if not stated_by_index(e, hooks)]
+
+
 def _rooms_recall(
     idx: Index,
     text: str,
@@ -172,6 +194,7 @@ def _rooms_recall(
     max_chars: int,
     exclude: set[str],
     cfg: dict[str, Any] | None,
+    index_hooks: Callable[[], dict[str, str]] | None = None,
 ) -> RecallResult:
     """The memories of the ``chosen`` rooms, ranked and packed (see ``room_recall``)."""
     from ..base.config import load_config, today
@@ -208,6 +231,7 @@ def _rooms_recall(
     ranked = matched + rank(rest, today(), cfg if cfg is not None else load_config())
     # As the files are now: an edited memory is shown as edited, a deleted one not at all.
     ranked = [e for e in idx.current(ranked) if e.room in names and is_live(e, today())]
+    ranked = _not_in_index(ranked, index_hooks)
     instinct_lines: list[str] = []
     try:
         from ..store.classify import load_instincts

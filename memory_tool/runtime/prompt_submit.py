@@ -117,6 +117,7 @@ def _recall(
             cfg=cfg,
             previous=last_room(state),
             now=now,
+            index_hooks=lambda: _index_hooks(event),
         )
         body += l3.units
         seen |= {e.id for e in l3.picked}
@@ -144,6 +145,15 @@ def _recall(
     units = [Unit(FENCE_OPEN, count(FENCE_OPEN)), Unit(INTRO, count(INTRO))]
     units += body + [Unit(FENCE_CLOSE, count(FENCE_CLOSE))]
     return "".join(u.text for u in units), room, tier_units
+
+
+def _index_hooks(event: HookEvent) -> dict[str, str]:
+    """The project's MEMORY.md lines by file, when the agent loads that file itself (room
+    recall leaves out what they say already); {} when it does not."""
+    from ..store.tree import memory_index_hooks
+    from .session_start import index_loaded
+
+    return memory_index_hooks(event.cwd) if index_loaded(event) else {}
 
 
 def _tier_units(idx: Any, event: HookEvent, budget_tokens: int, seen: set[str]) -> list[Any]:
