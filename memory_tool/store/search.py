@@ -10,6 +10,7 @@ Hook-path code here imports no YAML, tokenizer, click or rapidfuzz.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import sqlite3
 from collections.abc import Callable
@@ -203,9 +204,21 @@ class Coverage:
                 self.words.append(t)
 
     def share(self, entry: Entry) -> float:
+        return self._share(f"{entry.name} {entry.description} {entry.body} {' '.join(entry.tags)}")
+
+    def share_row(self, row: sqlite3.Row) -> float:
+        """``share`` of an index row (its tags as stored: a JSON list)."""
+        tags = row["tags"]
+        try:
+            words = "" if tags == "[]" else " ".join(json.loads(tags))
+        except ValueError as exc:  # as index.row_to_entry reports it: a damaged index
+            raise sqlite3.DatabaseError(f"damaged index row {row['id']!r}: {exc}") from exc
+        return self._share(f"{row['name']} {row['description']} {row['body']} {words}")
+
+    def _share(self, text: str) -> float:
         if not self.n:
             return 0.0
-        text = f"{entry.name} {entry.description} {entry.body} {' '.join(entry.tags)}".lower()
+        text = text.lower()
         runs = _ALNUM_RUN.findall(text)
         whole = set(runs)
         starts = {w[:COVERAGE_PREFIX] for w in runs if len(w) >= COVERAGE_PREFIX}
@@ -532,18 +545,23 @@ def search(
             )
         except sqlite3.OperationalError:
             rows, scores = [], {}
+        ranked_rows: list[_Ranked] = []
         for row in rows:
             if row["id"] in exclude:
                 continue
-            entry = row_to_entry(row)
             rel = -scores[row["rid"]]
-            prior = 1 + IMPORTANCE_BOOST * (entry.importance - 3)
-            recency = (1 + _age_days(entry.created, today_ord)) ** -RECENCY_DECAY
-            own = 1 + USER_BOOST if prefer and entry.type == "user" else 1
-            hits.append(Hit(entry, rel * prior * recency * own))
-        hits.sort(key=lambda h: (-h.score, h.entry.id))
+            prior = 1 + IMPORTANCE_BOOST * (row["importance"] - 3)
+            recency = (1 + _age_days(row["created"], today_ord)) ** -RECENCY_DECAY
+            own = 1 + USER_BOOST if prefer and row["type"] == "user" else 1
+            ranked_rows.append(_Ranked(row, rel * prior * recency * own))
+        ranked_rows.sort(key=lambda h: (-h.score, h.row["id"]))
         # With time words, hits below the cut may rise by their date: boost every one.
-        _boost_coverage(hits, cover, limit if asked is None else len(hits))
+        _boost_coverage(ranked_rows, cover, limit if asked is None else len(ranked_rows))
+        # Rows become entries only where something reads them: without the steps below (a
+        # room's recall), the hits past ``limit`` are dropped unseen.
+        if not intent and not semantic:
+            ranked_rows = ranked_rows[:limit]
+        hits = [Hit(row_to_entry(h.row), h.score) for h in ranked_rows]
     elif asked is not None and (window is not None or asked.order):
         # Only time words ("what did we do yesterday?"): what the window holds, newest first.
         hits = _dated(idx, window, filters, filter_params, limit * candidate_factor, exclude)
@@ -729,7 +747,17 @@ def _rank_in_time(hits: list[Hit], window: tuple[str, str] | None, order: str) -
     hits.sort(key=lambda h: (-h.score, h.entry.id))
 
 
-def _boost_coverage(hits: list[Hit], cover: Coverage, limit: int) -> None:
+class _Ranked:
+    """A matching row and its score, before it becomes a Hit (if it makes the cut)."""
+
+    __slots__ = ("row", "score")
+
+    def __init__(self, row: sqlite3.Row, score: float) -> None:
+        self.row = row
+        self.score = score
+
+
+def _boost_coverage(hits: list[_Ranked], cover: Coverage, limit: int) -> None:
     """Scale each score by its coverage of the query and re-sort (``hits`` sorted best first).
     Coverage at most multiplies a score by 1 + COVERAGE_BOOST, so a hit that could not reach the
     ``limit``-th score even then is left as it is: it stays below the cut either way."""
@@ -739,8 +767,8 @@ def _boost_coverage(hits: list[Hit], cover: Coverage, limit: int) -> None:
     for h in hits:
         if h.score * (1 + COVERAGE_BOOST) < floor:
             break
-        h.score *= 1 + COVERAGE_BOOST * cover.share(h.entry)
-    hits.sort(key=lambda h: (-h.score, h.entry.id))
+        h.score *= 1 + COVERAGE_BOOST * cover.share_row(h.row)
+    hits.sort(key=lambda h: (-h.score, h.row["id"]))
 
 
 def _fuse_semantic(
