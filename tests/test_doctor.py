@@ -299,6 +299,75 @@ def test_project_root_is_found_from_claude_code_transcripts(project: Path, tmp_p
     assert [f.data["named"] for f in checks(report, "broken_path")] == ["src/gone.py"]
 
 
+# --- drift: `paths:` globs -----------------------------------------------------------------------
+
+
+def tree_of(root: Path, *files: str) -> None:
+    for f in files:
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text("x\n")
+
+
+def test_a_paths_glob_that_matches_no_file_is_named_with_its_memory(
+    project: Path, mdir: Path
+) -> None:
+    tree_of(project, "src/app.py", "db/migrations/0042_users.py", "web/ui/button.tsx")
+    globs = [
+        "db/migrations/*.py",  # matches
+        "src/app.py",  # matches
+        "button.tsx",  # a bare name: at any depth
+        "web/",  # a folder
+        "schema.prisma",  # nothing
+        "src/**/*.ts",  # nothing (.tsx is not .ts)
+        "db/migration/",  # a typo
+    ]
+    path = mem(mdir, "project_db.md", "Migrations are generated.", paths=globs)
+    found = checks(report_for(project), "dead_glob")
+    dead = sorted(f.data["glob"] for f in found)
+    assert dead == ["db/migration/", "schema.prisma", "src/**/*.ts"]
+    assert all(f.level == PROBLEM and f.path == str(path) and f.entry_id for f in found)
+    assert all("project_db" in f.message and f.data["glob"] in f.message for f in found)
+
+
+def test_a_palace_memorys_globs_are_checked_in_the_tree_doctor_runs_in(project: Path) -> None:
+    tree_of(project, "infra/main.tf")
+    room = paths.state_root() / "rooms" / "infrastructure"
+    mem(room, "tf.md", "Terraform state is remote.", listed=False, paths=["*.tf", "*.tfvars"])
+    found = checks(report_for(project), "dead_glob")
+    assert [f.data["glob"] for f in found] == ["*.tfvars"]
+    assert found[0].data["root"] == str(project)
+
+
+def test_globs_follow_git_ignored_and_untracked_files(project: Path, mdir: Path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    shutil.rmtree(project / ".git")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    tree_of(project, "src/app.py", "build/out.js", ".env", "node_modules/x/index.js")
+    (project / ".gitignore").write_text("build/\n.env\nnode_modules/\n")
+    globs = ["src/*.py", ".env", "build/*.js", "node_modules/"]
+    mem(mdir, "project_env.md", "Secrets live in .env.", paths=globs)
+    found = checks(report_for(project), "dead_glob")
+    # An untracked file counts, a file named outright counts even when ignored; what only
+    # ignored files would match is not listed (the finding says ignored files are aside).
+    assert sorted(f.data["glob"] for f in found) == ["build/*.js", "node_modules/"]
+
+
+def test_the_globs_of_a_project_whose_root_is_unknown_are_not_checked(
+    project: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "work" / "other-proj"
+    (elsewhere / ".git").mkdir(parents=True)
+    mem(paths.project_memory_dir(elsewhere), "project_x.md", "Tied.", paths=["nothing/*.py"])
+    report = report_for(project)
+    assert not checks(report, "dead_glob")
+    [note] = checks(report, "globs_unchecked")
+    assert note.level == NOTE
+
+
 # --- drift: links and MEMORY.md ---------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from ..base import paths
 from ..base.config import load_config, today
 from ..store import tree
+from ..store.entry import is_live, is_text
 from ..store.index import Index
 from .always_load import always_load_findings
 from .chains import chain_findings
@@ -16,6 +17,7 @@ from .drift import link_findings
 from .duplicates import duplicate_findings, duplicate_findings_for
 from .files import folder_findings
 from .fix import mark_fixable
+from .globs import glob_findings
 from .memory_index import IndexFolder
 from .report import Finding, Report, sorted_findings
 from .roots import discover_roots, remember_root
@@ -49,6 +51,8 @@ def diagnose(
     mark_fixable(findings)
     findings += link_findings(entries, entries)
     findings += chain_findings(idx)
+    live = [e for e in entries if is_text(e) and is_live(e, day)]
+    findings += glob_findings(live, roots, roots.get(project) if project else None)
     if duplicates:
         findings += duplicate_findings(entries)
     projects = sorted({f.project for f in claude} | ({project} if project else set()))

@@ -20,6 +20,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "expired": ("expired", "expired"),
     "stale": ("stale", "stale"),
     "broken_path": ("broken path", "broken paths"),
+    "dead_glob": ("`paths:` glob matching nothing", "`paths:` globs matching nothing"),
     "frontmatter": ("bad frontmatter", "bad frontmatter"),
     "file": ("unreadable file", "unreadable files"),
     "folder": ("unreadable folder", "unreadable folders"),
@@ -42,6 +43,7 @@ TITLES = {
     "expired": "expired (past their `expires:` date)",
     "stale": "stale (older than their type's staleness age)",
     "broken_path": "broken paths (named in a memory, gone from disk)",
+    "dead_glob": "`paths:` globs that match no file of the working tree (never recalled by them)",
     "frontmatter": "frontmatter broken, missing or invalid",
     "file": "unreadable files (never injected or searched)",
     "folder": "unreadable folders (the memories in them are never injected or searched)",
@@ -56,6 +58,7 @@ TITLES = {
     "always_load": "always-load discipline",
     "inferred_date": "created dates inferred",
     "root_unknown": "relative paths not checked",
+    "globs_unchecked": "`paths:` globs not checked",
     "to_write": "links to memories not written yet (to write)",
 }
 CHECK_ORDER = [
