@@ -159,3 +159,18 @@ def test_without_keep_open_every_close_closes(project: Path) -> None:
     assert index_module._kept == []
     with pytest.raises(sqlite3.ProgrammingError):
         idx.conn.execute("SELECT 1")
+
+
+def test_a_rooms_rowids_are_read_from_an_index_not_the_rows(project: Path) -> None:
+    """Every prompt after a write to the index reads the room's rowids again: from the covering
+    index, not from each entry's whole row."""
+    seed(project)
+    with open_index() as idx:
+        statements: list[str] = []
+        idx.conn.set_trace_callback(statements.append)  # statements with their values bound
+        room_search(idx, "login tokens", ["authentication"], paths.project_key(str(project)))
+        idx.conn.set_trace_callback(None)
+        members = next(s for s in statements if s.startswith("SELECT e.rowid FROM entries e"))
+        assert "?" not in members
+        plan = " ".join(r[3] for r in idx.conn.execute(f"EXPLAIN QUERY PLAN {members}"))
+    assert "COVERING INDEX entries_room_filter" in plan
