@@ -70,6 +70,7 @@ def _cold(project: Path, task: str, body: str) -> None:
         ("where did we leave the parser rewrite?", ["parser", "rewrite"]),
         ("resume the migration work", ["migration"]),
         ("where were we?", []),
+        ("where did we leave off with the plan?", []),  # no topic: "where were we?"
         ("continue", []),
         ("continue the refactor of the payments module and add tests for every new path", []),
         ("add a created_at column to the disputes table", []),

@@ -69,8 +69,9 @@ CONTINUE_MAX_WORDS = 12
 _CONTINUE_FILLER = frozenset(
     "continue continuing pick picking back keep going carry resume resuming get getting leave "
     "left off where were are was we us let lets work working stuff task tasks thing things job "
-    "bit part yesterday today tonight earlier morning afternoon evening last time session day "
-    "days week before ago again from on with the our my".split()
+    "bit part step steps plan rest remaining project repo yesterday today tonight earlier "
+    "morning afternoon evening last time session day days week before ago again from on with "
+    "the our my".split()
 )
 # A topic word is found in a text when a word there starts with its first letters
 # ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
