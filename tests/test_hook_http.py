@@ -352,3 +352,114 @@ def test_another_local_user_cannot_read_the_secret_and_gets_403(
         cwd="/", timeout=60,
     )  # fmt: skip
     assert proc.stdout.split("\n")[:2] == ["DENIED", "403 {}"], proc.stdout + proc.stderr
+
+
+# --- when the HTTP hooks cannot reach the server ----------------------------------------------
+
+
+def doctor_findings(check: str) -> list[dict[str, object]]:
+    cli = [sys.executable, "-c", "from memory_tool.cli.main import main; main()"]
+    out = subprocess.run([*cli, "doctor", "--json"], capture_output=True, text=True)
+    return [f for f in json.loads(out.stdout)["findings"] if f["check"] == check]
+
+
+def brief(project: Path, session: str) -> str:
+    start = {"session_id": session, "cwd": str(project), "source": "startup"}
+    proc = run_hook("SessionStart", start, env={hook_http.SECRET_ENV: SECRET})
+    text: str = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+@pytest.fixture
+def settings_with_secret(project: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("MEMORY_TOOL_NO_BACKGROUND", raising=False)
+    monkeypatch.delenv("MEMORY_TOOL_SERVER", raising=False)
+    paths.settings_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.settings_file().write_text(json.dumps({"env": {hook_http.SECRET_ENV: SECRET}}))
+    seed(project)
+    yield
+    pid = server_pid()
+    server.stop()
+    if pid is not None and not wait_for(lambda: server_pid() is None, 5):
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_port_another_program_holds_is_named_and_taken_once_it_is_free(
+    project: Path, settings_with_secret: None
+) -> None:
+    port = int(os.environ[hook_http.PORT_ENV])
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", port))
+    squatter.listen(8)
+    try:
+        assert server.start() is not None  # it runs: the command hooks still reach it
+        why = doctor_findings("hook_server")
+        assert len(why) == 1 and "held by another program" in str(why[0]["message"])
+        assert f"127.0.0.1:{port}" in str(why[0]["message"])
+        line = [ln for ln in brief(project, "b1").splitlines() if "Memory hook server" in ln]
+        assert len(line) == 1 and "another program" in line[0]
+    finally:
+        squatter.close()
+    # Freed: the next SessionStart takes the port, and the line and the finding go.
+    assert "Memory hook server" not in brief(project, "b2")
+    assert doctor_findings("hook_server") == []
+    assert b"RS256" in post(port, "UserPromptSubmit", payload(project, "b2"))[1]
+
+
+def test_a_port_held_by_another_installs_server_says_so(
+    project: Path, settings_with_secret: None
+) -> None:
+    """Another install's server refuses our requests as ours refuse theirs: 403 and `{}`."""
+    import threading
+
+    port = int(os.environ[hook_http.PORT_ENV])
+    other = socket.socket()
+    other.bind(("127.0.0.1", port))
+    other.listen(8)
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = other.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                hook_http.send(conn, 403)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        assert server.start() is not None
+        [finding] = doctor_findings("hook_server")
+        assert "another memory-tool install" in str(finding["message"])
+    finally:
+        other.close()
+
+
+def test_a_server_on_another_port_than_settings_json_names_is_reported(
+    project: Path, settings_with_secret: None
+) -> None:
+    from conftest import free_port
+
+    elsewhere = free_port()  # installed before `server.port` changed
+    hooks = {
+        "UserPromptSubmit": [{"hooks": [settings.http_handler("UserPromptSubmit", elsewhere, 10)]}]
+    }
+    data = json.loads(paths.settings_file().read_text())
+    paths.settings_file().write_text(json.dumps({**data, "hooks": hooks}))
+    assert server.start() is not None
+    assert "Memory hook server: settings.json sends HTTP hooks to port" in brief(project, "p1")
+    [finding] = doctor_findings("hook_server")
+    assert "run `memory-tool install`" in str(finding["message"])
+
+
+def test_a_session_sending_another_secret_is_reported(
+    project: Path, settings_with_secret: None
+) -> None:
+    assert server.start() is not None
+    start = {"session_id": "old", "cwd": str(project), "source": "startup"}
+    run_hook("SessionStart", start, env={hook_http.SECRET_ENV: "rotated-" + "y" * 30})
+    [finding] = doctor_findings("hook_server")
+    assert "another secret" in str(finding["message"])
+    brief(project, "new")  # a session with the secret settings.json holds: all is well again
+    assert doctor_findings("hook_server") == []

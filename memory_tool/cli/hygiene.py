@@ -18,6 +18,7 @@ from ..hygiene.fix import FixResult, fix
 from ..hygiene.report import NOTE, PROBLEM, TITLES, Finding, Report, sorted_findings
 from ..hygiene.wake_line import wake_units
 from ..recall.wake import build_brief
+from ..runtime import http_status
 from ..store.entry import Entry
 from ..store.index import Index, open_index
 from ..sync.state import sync_findings
@@ -123,7 +124,8 @@ def doctor_cmd(as_json: bool, do_fix: bool, no_duplicates: bool, cwd: str) -> No
             if fixed.actions:
                 idx.refresh(cwd)
                 report = diagnose(idx, cwd, duplicates=not no_duplicates)
-    report.findings = sorted_findings(sync_findings() + report.findings)
+    outside = sync_findings() + http_status.findings()  # what the index does not hold
+    report.findings = sorted_findings(outside + report.findings)
     if as_json:
         data = report.to_json()
         if fixed is not None:

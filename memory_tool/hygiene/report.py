@@ -14,6 +14,7 @@ NOTE = "note"  # worth knowing, nothing to repair by force
 # Problem kinds in the order the summary line names them, with singular and plural labels.
 LABELS: dict[str, tuple[str, str]] = {
     "sync": ("failed sync", "failed syncs"),
+    "hook_server": ("hook server unreachable", "hook server unreachable"),
     "conflict": ("sync conflict", "sync conflicts"),
     "config": ("config.yaml problem", "config.yaml problems"),
     "rooms": ("broken rooms file", "broken rooms files"),
@@ -37,6 +38,7 @@ LABELS: dict[str, tuple[str, str]] = {
 # Each check's heading in a report, for people (the CLI and the UI print these).
 TITLES = {
     "sync": "syncs that failed (they retry by themselves)",
+    "hook_server": "HTTP hooks that cannot reach the hook server (the session gets no memory)",
     "conflict": "sync conflicts: two versions kept, keep one",
     "config": "config.yaml settings that are not valid",
     "rooms": "rooms files that do not parse or compile",

@@ -50,7 +50,7 @@ import sys
 import time
 from typing import Any
 
-from . import client, hook_http
+from . import client, hook_http, http_status
 from .sessions import GRACE_S, SESSION_ENV_KEYS, Sessions
 
 # Long enough to span the pauses of a working session (reading a diff, a meeting), short enough
@@ -219,6 +219,8 @@ class Server:
         self.recent: dict[tuple[str, int], float] = {}
         self.home_env: dict[str, str] = dict(os.environ)
         self.base_env: dict[str, str] = {}
+        self._ports: set[int] = set()
+        self._ports_stamp: tuple[int, int, int] | None = None
 
     def bind(self) -> None:
         _private_dir(os.path.dirname(self.path))
@@ -235,6 +237,49 @@ class Server:
         self.inode = os.stat(self.path).st_ino
         if self.port:
             self.tcp = _bind_tcp(self.port)
+            self._http_found(None if self.tcp is not None else http_status.who_holds(self.port))
+
+    def _http_found(self, problem: str | None) -> None:
+        with contextlib.suppress(OSError):
+            http_status.record(problem, self.port, self.root)
+
+    def _check_session(self, env: dict[str, str]) -> None:
+        """At a SessionStart (the one hook with the session's environment): whether its HTTP
+        hooks will reach this server. A port another program held at start is tried again."""
+        if not self.port:
+            return
+        if self.tcp is None:
+            self.tcp = _bind_tcp(self.port, wait_s=0.0)
+            if self.tcp is None:
+                self._http_found(http_status.who_holds(self.port))
+                return
+        held = self.secret.get() if self.secret is not None else None
+        self._http_found(
+            http_status.session_problem(
+                self.port, True, env.get(hook_http.SECRET_ENV), held, self._settings_ports()
+            )
+        )
+
+    def _settings_ports(self) -> set[int]:
+        """Where settings.json sends the HTTP hooks (read again when the file changes)."""
+        path = self.secret.path if self.secret is not None else None
+        if path is None:
+            return set()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return set()
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp != self._ports_stamp:
+            import json
+
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                data = {}
+            self._ports = http_status.settings_ports(data) if isinstance(data, dict) else set()
+            self._ports_stamp = stamp
+        return self._ports
 
     def still_ours(self) -> bool:
         """False once our socket file is gone or replaced (state root removed, a new server)."""
@@ -254,9 +299,10 @@ class Server:
         assert self.sock is not None
         home_env = self.home_env = dict(os.environ)
         self.base_env = {k: v for k, v in home_env.items() if k not in SESSION_ENV_KEYS}
-        listeners = [s for s in (self.sock, self.tcp) if s is not None]
         try:
             while True:
+                # The HTTP door may open later (a port another program held, tried again).
+                listeners = [s for s in (self.sock, self.tcp) if s is not None]
                 if self.calls >= MAX_CALLS:
                     self.successor = True
                     return
@@ -353,6 +399,8 @@ class Server:
                 return False
             session = _session_of(body)
             self.sessions.touch(session, env)
+            if event == "SessionStart":
+                self._check_session(env)  # before the brief: it says what is wrong
             out = self._run(event, cwd, env, body, home_env)
             if event == "SessionEnd":
                 self.sessions.end(session)
@@ -442,13 +490,14 @@ def _session_of(body: bytes) -> str:
     return session if isinstance(session, str) else ""
 
 
-def _bind_tcp(port: int) -> socket.socket | None:
+def _bind_tcp(port: int, wait_s: float = BIND_WAIT_S) -> socket.socket | None:
     """Listen on 127.0.0.1:``port``; a predecessor handing over may hold it a moment longer.
-    None when it stays taken (logged: the HTTP hooks then lose their context, the command
-    hooks still come through the unix socket)."""
+    None when it stays taken (logged, and kept in run/http.json for doctor and the brief: the
+    HTTP hooks then lose their context, the command hooks still come through the unix
+    socket)."""
     from ..base.log import log_error
 
-    deadline = time.monotonic() + BIND_WAIT_S
+    deadline = time.monotonic() + wait_s
     while True:
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         # Lets a successor bind while the old connections sit in TIME_WAIT; on Linux it never

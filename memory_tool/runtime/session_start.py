@@ -68,6 +68,7 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
             extra += handoff
             extra += learned
             extra += wake_units(idx, cwd)  # one line when memory needs attention
+            extra += _http_units(idx)  # one line when the HTTP hooks cannot reach the server
             brief = build_brief(idx, cwd, extra=extra, index_loaded=loaded)
             text = brief.text
             given = _deliver(brief.extra_units, event.session_id)
@@ -142,10 +143,26 @@ def index_loaded(event: HookEvent) -> bool:
     return True
 
 
+def _http_units(idx: Any) -> list[Any]:
+    from .http_status import brief_units
+
+    try:
+        units: list[Any] = brief_units(idx)
+    except Exception as exc:  # noqa: BLE001 - a status file must not cost the brief
+        from ..base.log import log_error
+
+        log_error("SessionStart", exc)
+        return []
+    return units
+
+
 def _brief_key(idx: Any, cwd: str, index_loaded: bool = True) -> str:
+    from pathlib import Path
+
     from ..base.config import config_path, today
     from ..store.rooms import instincts_files, rooms_yaml
     from ..store.tree import MEMORY_INDEX_NAME, claude_folder_of
+    from .http_status import status_path as http_status_path
 
     project = paths.project_key(cwd)
     # config.yaml, and what the hygiene line checks beside the index: the project's MEMORY.md,
@@ -154,7 +171,9 @@ def _brief_key(idx: Any, cwd: str, index_loaded: bool = True) -> str:
     stamps = []
     inbox = paths.palace_dir("inbox")  # the hygiene line counts what waits there
     # install.json too: it names the command the brief tells Claude to run.
-    stamped = (config_path(), memory_md, rooms_yaml(), *instincts_files(), inbox)
+    # run/http.json: what the server found of its HTTP door (the brief's line about it).
+    status = Path(http_status_path())
+    stamped = (config_path(), memory_md, rooms_yaml(), *instincts_files(), inbox, status)
     for path in (*stamped, paths.install_record()):
         try:
             st = os.stat(path)
