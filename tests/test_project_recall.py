@@ -224,3 +224,18 @@ def test_room_recall_leaves_out_what_memory_md_says_already(tmp_path: Path) -> N
         env={"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"},
     )  # fmt: skip
     assert "make test-fast" in off.stdout.decode()
+
+
+def test_a_past_question_gets_the_projects_memory_as_a_summary_not_its_line(
+    payments: Path,
+) -> None:
+    """Search depth: "have we done X before?" lists ids and summaries (L4); the text waits for
+    `get`. A prompt about the thing itself gets the line."""
+    with open_index() as idx:
+        add_memory(idx, "We tried the flamingo zeppelin warmup in March and it failed: ZBODYONEQ.",
+                   type_="reference", cwd=payments,
+                   description="Flamingo zeppelin warmup, first attempt")  # fmt: skip
+    past = _prompt(payments, "Have we done the flamingo zeppelin warmup before?", "p1")
+    assert "Flamingo zeppelin warmup, first attempt" in past and "ZBODYONEQ" not in past
+    now = _prompt(payments, "start the flamingo zeppelin warmup", "p2")
+    assert "ZBODYONEQ" in now

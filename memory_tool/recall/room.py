@@ -71,6 +71,7 @@ def room_recall(
     previous: tuple[str, float] | None = None,
     now: float = 0.0,
     index_hooks: Callable[[], dict[str, str]] | None = None,
+    own_matches: bool = True,
 ) -> RecallResult:
     """The memories of the room(s) a prompt is about, ranked by relevance to the prompt, then
     importance and recency, packed under ``budget``: full text for the best where it fits,
@@ -84,7 +85,8 @@ def room_recall(
     (the hook does). ``index_hooks``: when the agent loads the project's MEMORY.md itself, its
     lines by file (``store.tree.memory_index_hooks``, read only when a candidate is a memory
     Claude Code wrote): such a memory whose line says its fact already is left out, as L2
-    leaves it out (``layers.stated_by_index``)."""
+    leaves it out (``layers.stated_by_index``). ``own_matches``: False leaves the project matches
+    to deep recall (a past question gets them as L4's ids and summaries, not as lines)."""
     from ..store.rooms import compiled_rooms
 
     text = strip_injected(prompt)
@@ -98,7 +100,7 @@ def room_recall(
         chosen, carried = choose_rooms(text, previous, now, MAX_ROOMS, compiled)
     skip = set(exclude or ())
     own: RecallResult | None = None
-    if rooms is None:
+    if rooms is None and own_matches:
         own = project_units(
             idx, text, cwd, budget=min(PROJECT_MATCH_TOKENS, budget), max_chars=max_chars,
             exclude=skip, rooms={r for r, _ in chosen}, index_hooks=index_hooks,

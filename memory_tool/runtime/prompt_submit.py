@@ -106,6 +106,7 @@ def _recall(
         if is_damage(exc):  # the recall, but a damaged index must be set aside
             raise
         log_error("UserPromptSubmit (folder refresh)", exc)
+    deep = recall_cfg.get("deep_search_enabled", True) and is_past_question(prompt)
     if recall_cfg.get("enabled", True):
         l3 = room_recall(
             idx,
@@ -118,6 +119,8 @@ def _recall(
             previous=last_room(state),
             now=now,
             index_hooks=lambda: _index_hooks(event),
+            # "Have we done X before?": search depth (ids and summaries, L4), not the lines.
+            own_matches=not deep,
         )
         body += l3.units
         seen |= {e.id for e in l3.picked}
@@ -129,7 +132,7 @@ def _recall(
     body += tier_units
     l4_budget -= sum(u.tokens for u in tier_units)
     seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
-    if recall_cfg.get("deep_search_enabled", True) and is_past_question(prompt):
+    if deep:
         l4 = deep_recall(
             idx,
             prompt,
