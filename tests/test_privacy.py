@@ -443,3 +443,26 @@ def test_every_redaction_kind_has_hints() -> None:
     from memory_tool.base.privacy import REDACTION_HINTS, REDACTION_PATTERNS
 
     assert {kind for kind, _, _ in REDACTION_PATTERNS} == set(REDACTION_HINTS)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("the QA account is qa-bot@tidewater.dev, password Kestrel-5521. Never log it.",
+         "Kestrel-5521"),
+        ("the staging password is hunter2x, ask before using it", "hunter2x"),
+        ("Passphrase: correct9horse", "correct9horse"),
+    ],
+)  # fmt: skip
+def test_a_password_said_in_prose_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out and "[REDACTED:password]" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["fix the password reset flow", "password length 12 at least", "password hashing with bcrypt"],
+)
+def test_prose_about_passwords_is_kept(text: str) -> None:
+    assert redact(text) == text

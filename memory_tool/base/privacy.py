@@ -196,6 +196,16 @@ _ASSIGN_COLON_BARE = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 
+# A password said in prose: "the QA account is qa@x.dev, password Kestrel-5521", "the password
+# is hunter2". Only a value with a letter and a digit, six characters at least, counts: "password
+# reset", "password length 12" and "password hashing with bcrypt" stay as they are.
+_PROSE_PASSWORD = LazyPattern(
+    r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode))(?![\w-])
+        (?:[ \t]+(?:is|was))?[ \t]*[,:]?[ \t]+
+        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[^\s'"`]{6,})""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
 # Assignment values that are placeholders or code, not secrets: redacting them would only
 # destroy useful text (`password=None`, `token=$GITHUB_TOKEN`, `api_key=os.environ[...]`,
 # `token=request.headers[...]`, `secret=get_secret()`).
@@ -356,6 +366,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_QUOTED, _assignment(bare=False)),
     ("assignment", _ASSIGN_EQ_BARE, _assignment(bare=True)),
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
+    ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
 )
 
 
