@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from machines import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,13 +33,6 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # install (or another test run on this machine) uses.
     monkeypatch.setenv("MEMORY_TOOL_SERVER_PORT", str(free_port()))
     yield home
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture

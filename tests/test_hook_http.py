@@ -439,7 +439,7 @@ def test_a_port_held_by_another_installs_server_says_so(
 def test_a_server_on_another_port_than_settings_json_names_is_reported(
     project: Path, settings_with_secret: None
 ) -> None:
-    from conftest import free_port
+    from machines import free_port
 
     elsewhere = free_port()  # installed before `server.port` changed
     hooks = {
