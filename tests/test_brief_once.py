@@ -77,6 +77,18 @@ def test_an_index_line_that_only_labels_the_fact_does_not_count(project: Path) -
     assert "ZFACT01Q" in brief_text(project)
 
 
+def test_an_index_line_that_is_the_fact_in_brief_counts(project: Path) -> None:
+    # blind2: Claude's line "yarn test:unit; yarn test starts Detox" holds under 60% of the
+    # rule's words, and L2 gave the rule again in 19 requests.
+    claude_rule(project, hook="test-fast; suite needs docker")  # 6 of its 11 words, title too
+    assert "test-fast" not in brief_text(project)
+
+
+def test_an_index_line_with_words_of_its_own_is_a_label(project: Path) -> None:
+    claude_rule(project, hook="how to run the fast tests locally")
+    assert RULE in brief_text(project)
+
+
 def test_a_critical_rule_still_opens_the_brief(project: Path) -> None:
     folder = paths.project_memory_dir(project)
     write_memory(folder, "feedback_prod.md",

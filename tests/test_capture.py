@@ -159,6 +159,15 @@ def set_config(state: Path, text: str) -> None:
         ("we bill U.S. customers in dollars. always show cents on invoices",
          [("rule", "Always show cents on invoices.")]),
         ("never use e.g. pickle for the cache", [("rule", "Never use e.g. pickle for the cache.")]),
+        # A second week (bench/week, blind2): a greeting before the introduction, a name with
+        # an accent, "mostly", and how they like their answers, said with "I like".
+        ("hey, I'm Tomás, I mostly work on the mobile app. I like answers as bullet points, not "
+         "essays. the home screen flashes empty on launch, can you cache the profile?",
+         [("identity", "The user is Tomás and works on the mobile app."),
+          ("identity", "The user likes answers as bullet points, not essays.")]),
+        ("I want answers in German", [("identity", "The user wants answers in German.")]),
+        ("I like the new layout", []),
+        ("I need the logs from yesterday", []),
     ],
 )  # fmt: skip
 def test_the_persons_signals_are_clean_single_facts(
@@ -188,6 +197,12 @@ def test_the_persons_signals_are_clean_single_facts(
         ("the API is now at /v2", [("change", "The API is now at /v2.")]),
         ("our staging DB was renamed to stage-db-2",
          [("change", "Our staging DB was renamed to stage-db-2.")]),
+        # "now" last, a setting named as in the code (kept as written), the change at the end
+        # of a sentence that says why (blind2: "minSdk is 26 now" was not captured).
+        ("product signed off, we're dropping Android 7, minSdk is 26 now. bump it",
+         [("change", "minSdk is now 26.")]),
+        ("the node version is 22 now", [("change", "The node version is now 22.")]),
+        ("`MAX_RETRIES` is now 5", [("change", "`MAX_RETRIES` is now 5.")]),
     ],
 )  # fmt: skip
 def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, str]]) -> None:
@@ -220,6 +235,10 @@ NOT_A_CHANGE = [
     "it moved to eu-central-1",
     "the ticket moved to done",
     "I wonder if the bucket moved to eu-central-1",
+    "if we ship today, the bucket is now eu-central-1",
+    "when the release is out, minSdk is 26 now",
+    "my_var is broken now",
+    "it is 5 now",
 ]
 
 
@@ -774,6 +793,41 @@ def test_captures_compete_for_l2_and_never_displace_a_pinned_memory(
 )
 def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
     assert capture.same_fact(new, old) is same
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "same"),
+    [
+        # blind2: the same rule said again with another reason, and reworded around the same
+        # name from code, made two memories each and both reached every later request.
+        ("Always pin provider versions in versions.tf, we got burned when aws 6.0 came out.",
+         "Always pin provider versions in versions.tf, no >= ranges.", True),
+        ("User-facing strings always go through t().",
+         "Always wrap user-facing strings in t(), we ship in four languages.", True),
+        ("Never push to main, it deploys.", "Never push to main, not even hotfixes.", True),
+        # Other rules that share most words: a different tool, a negation, another name.
+        ("Always run tests before pushing.", "Always run lint before pushing.", False),
+        ("Always run make test before pushing, CI is slow.",
+         "Always run make lint before pushing, CI is slow.", False),
+        ("Never push to main.", "Always push to main, it deploys.", False),
+        ("Use httpx instead of requests, it is async.",
+         "Use requests instead of httpx, it is simpler.", False),
+        ("Call retry() around S3 reads.", "Never call retry() around S3 writes.", False),
+        ("Use formatDate() for dates on screen.", "Use formatDate() for times in logs.", False),
+    ],
+)  # fmt: skip
+def test_what_counts_as_the_same_rule_said_again(new: str, old: str, same: bool) -> None:
+    assert capture.same_rule(new, old) is same
+
+
+def test_a_rule_said_again_with_another_reason_stays_one_memory(project: Path, state: Path) -> None:
+    session(project, [("user", "add the datadog provider. always pin provider versions in "
+                               "versions.tf, we got burned when aws 6.0 came out")])  # fmt: skip
+    first = memories(project)
+    assert len(first) == 1
+    session(project, [("user", "bump the aws provider to 5.80. and always pin provider "
+                               "versions in versions.tf, no >= ranges")])  # fmt: skip
+    assert list(memories(project)) == list(first)
 
 
 def test_a_team_palace_memory_that_says_it_is_a_repeat_and_stays_untouched(

@@ -74,8 +74,14 @@ def _cold(project: Path, task: str, body: str) -> None:
         ("continue", []),
         ("continue the refactor of the payments module and add tests for every new path", []),
         ("add a created_at column to the disputes table", []),
+        # blind2: a return said without "continue".
+        ("ok, back to the notification tap stuff from yesterday", ["notification", "tap"]),
+        ("let's finish moving the DNS zones into terraform",
+         ["moving", "dns", "zones", "terraform"]),
+        ("roll back to the old config", []),  # puts a thing back: a task
+        ("go back to the previous parser", []),
     ],
-)
+)  # fmt: skip
 def test_the_topic_of_a_continuation(prompt: str, topic: list[str]) -> None:
     assert situations.continuation_topic(prompt) == topic
 

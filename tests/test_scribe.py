@@ -388,7 +388,8 @@ def test_a_session_that_only_said_thanks_gets_no_cold_summary(project: Path, sta
 
 
 def test_the_result_line_does_not_keep_the_tags_of_a_lesson() -> None:
-    # The tagged lesson goes to Decisions; the result says what happened, without the marks.
+    # The tagged lesson goes to Decisions; the result says the rest of what happened, without
+    # the lesson again (a request would carry it twice) or its marks.
     lesson = "We use RS256 for JWT signing."
     state = {"notes": [{"kind": "decision", "text": lesson, "role": "a"}],
              "first_task": "sign the tokens", "task": "sign the tokens",
@@ -396,8 +397,26 @@ def test_the_result_line_does_not_keep_the_tags_of_a_lesson() -> None:
     full = digest.new_state("s-tags", "/tmp", "")
     full.update(state)
     items = scribe.summary_items(full)
-    assert ("", "Result: We use RS256 for JWT signing. Tokens rotate hourly.") in items
+    assert ("", "Result: Tokens rotate hourly.") in items
     assert ("Decisions", "We use RS256 for JWT signing.") in items
+
+
+def test_a_tagged_line_of_the_result_is_not_glued_to_the_line_before() -> None:
+    # The week benchmark: "…, fixed with keyExtractor Moving the trip photos to expo-image is
+    # deferred …" in the Result, and the same open item in the brief: one fact, twice.
+    item = "Moving the trip photos to expo-image is deferred until after the 3.0 release."
+    full = digest.new_state("s-tags2", "/tmp", "")
+    full.update({"notes": [{"kind": "defer", "text": item, "role": "a"}],
+                 "first_task": "fix the flicker", "task": "fix the flicker",
+                 "final": f"- rows had no stable key, fixed with keyExtractor\n[DEFER] {item}\n"
+                          "- a short fade is left"})  # fmt: skip
+    result = next(line for _, line in scribe.summary_items(full) if line.startswith("Result:"))
+    assert (
+        result == "Result: - rows had no stable key, fixed with keyExtractor - a short fade is left"
+    )
+    assert any(
+        item in line for _, line in scribe.summary_items(full) if not line.startswith("Result:")
+    )
 
 
 def _chat(project: Path, sid: str, asks: list[str]) -> Path:

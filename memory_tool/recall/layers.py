@@ -190,6 +190,10 @@ def rules(entries: Sequence[Entry]) -> list[Entry]:
 INDEX_STATES_SHARE = 0.6
 # Fewer words than this say too little to tell (a bare "Testing").
 INDEX_STATES_MIN_WORDS = 3
+# Or the line is the fact in brief: at least this many words of three letters or more, this
+# share of them in the fact's first sentence.
+INDEX_BRIEF_MIN_WORDS = 4
+INDEX_BRIEF_SHARE = 0.8
 
 
 def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
@@ -204,7 +208,17 @@ def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
     words = set(gist(first_sentence(e.body) or e.description).split())
     if len(words) < INDEX_STATES_MIN_WORDS:
         return False
-    return len(words & set(gist(hook).split())) >= INDEX_STATES_SHARE * len(words)
+    said = set(gist(hook).split())
+    if len(words & said) >= INDEX_STATES_SHARE * len(words):
+        return True
+    # A short line that is the fact in brief ("yarn test:unit; yarn test starts Detox" for "Run
+    # the unit tests with yarn test:unit; yarn test also starts Detox, which needs an
+    # emulator."): nearly every word of it is the fact's; a label ("How to run the unit tests")
+    # has words of its own.
+    brief = {w for w in said if len(w) > 2}
+    return len(brief) >= INDEX_BRIEF_MIN_WORDS and len(brief & words) >= INDEX_BRIEF_SHARE * len(
+        brief
+    )
 
 
 def first_sentence(body: str) -> str:

@@ -348,6 +348,51 @@ def same_fact(new: str, old: str) -> bool:
     return not (c_new and c_old and c_new != c_old)
 
 
+# Where a rule's reason or example starts: "Always pin provider versions in versions.tf, no >=
+# ranges" and "…, we got burned when aws 6.0 came out" are one rule said twice.
+_REASON_BREAK = re.compile(
+    r",\s|;\s|:\s|\s[\u2013\u2014-]\s|\s\(|\s+(?:because|since|so that|as we|as they)\s",
+    re.IGNORECASE,
+)
+# Names from code ("t()", "versions.tf", "use_lockfile", "minSdk"): two wordings of a rule that
+# share one name the same way are about the same thing; plain words are not enough ("always run
+# tests before pushing" and "always run lint before pushing" share three of four).
+_CODE_NAME = re.compile(r"`[^`]+`|\b\w+\(\)|\b\w*[a-z][A-Z]\w*|\b\w+(?:[._/]\w+)+")
+# Of the smaller rule's words, at least this share is in the other's: a reworded repeat
+# ("user-facing strings always go through t()" after "Always wrap user-facing strings in t()").
+CORE_SHARE_MIN = 0.75
+CORE_MIN_WORDS = 3
+
+
+def _core(text: str) -> str:
+    """A rule without its reason or example: the words before the first break."""
+    return _REASON_BREAK.split(text.strip().rstrip("."), maxsplit=1)[0]
+
+
+def same_rule(new: str, old: str) -> bool:
+    """Whether ``new`` says the rule ``old`` says, with another reason or in other words: the
+    same rule before their reasons (``_core``), or rules that share a name from code and nearly
+    all their words, said the same way round and making no other choice."""
+    from ..store.similar import either_repeats, gist
+
+    core_new, core_old = _core(new), _core(old)
+    if bool(_NEGATION.search(core_new)) != bool(_NEGATION.search(core_old)):
+        return False
+    c_new, c_old = choice(new), choice(old)
+    if c_new and c_old and c_new != c_old:
+        return False
+    a, b = gist(core_new), gist(core_old)
+    if a and b and (a == b or either_repeats(a, b)):
+        return True
+    names_new = {n.strip("`").lower() for n in _CODE_NAME.findall(core_new)}
+    names_old = {n.strip("`").lower() for n in _CODE_NAME.findall(core_old)}
+    if not names_new & names_old:
+        return False
+    key_new, key_old = _key_words(core_new) | names_new, _key_words(core_old) | names_old
+    shared = len(key_new & key_old)
+    return shared >= CORE_MIN_WORDS and shared >= CORE_SHARE_MIN * min(len(key_new), len(key_old))
+
+
 def visible(e: Entry, project: str) -> bool:
     """Whether a session in ``project`` could be given ``e``: its own memory folder and
     CONTEXT.md, anyone's facts about the user, the palace (its rooms' memories of this project
@@ -379,7 +424,8 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         e = hit.entry
         if not visible(e, project) or not os.path.exists(e.path):
             continue
-        if same_fact(text, e.body or e.description):
+        said = e.body or e.description
+        if same_fact(text, said) or same_rule(text, said):
             if e.superseded_by and not e.forgotten:
                 continue
             same.append(e)

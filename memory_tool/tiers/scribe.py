@@ -57,6 +57,14 @@ from .hot import (
 )
 from .inbox import TAG_MARK_RE
 
+# A tagged lesson in Claude's final answer: its mark and its sentence ("**[DEFER]** Moving the
+# photos is deferred.", as ``signals.tag_signals`` reads it), and a bullet before it.
+_TAGGED_LESSON = re.compile(
+    r"(?:^[ \t>*+\-\u2022]*)?\**\[(?:DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**"
+    r"[^\n]*?(?:[.!?](?=\s|$)|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
 # --- the cold summary's size ---------------------------------------------------------------------
 # "Compress Hot -> Cold summary (target: ~10% of session verbosity)" (tiered-memory design).
 COLD_RATIO = 0.10
@@ -157,9 +165,11 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     task = state["first_task"] or state["task"] or "(no task stated)"
     items: list[tuple[str, str]] = [("", f"Task: {_cut(task, TASK_LINE_MAX_CHARS)}")]
     if state["final"]:
-        # The tags of a lesson ("[DECISION] ...") mark it for the Decisions list, not the result.
-        final = TAG_MARK_RE.sub("", state["final"]).strip()
-        items.append(("", f"Result: {_cut(final, RESULT_LINE_MAX_CHARS)}"))
+        # A tagged lesson ("[DEFER] ...") goes to the Decisions or Open items list, not the
+        # result: there it put the same fact into a request twice, glued to the line before.
+        final = TAG_MARK_RE.sub("", _TAGGED_LESSON.sub("", state["final"])).strip()
+        if final:
+            items.append(("", f"Result: {_cut(final, RESULT_LINE_MAX_CHARS)}"))
     if state["task"] and state["task"] != task:
         items.append(("", f"Last request: {_cut(state['task'], TASK_LINE_MAX_CHARS)}"))
     items += [("Decisions", _cut(t, ITEM_MAX_CHARS)) for t in notes.get("decision", [])]

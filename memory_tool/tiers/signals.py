@@ -143,6 +143,7 @@ _LEAD_IN = LazyPattern(
             |keep\ in\ mind(?:\ that)?)
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
+      | hey|hi|hello|morning|good\ morning
       | in\ general|generally|just
     )(?:\s*[,:;.!\-\u2013\u2014]+\s*|\s+)""",
     re.IGNORECASE | re.VERBOSE,
@@ -179,8 +180,8 @@ def tidy(text: str) -> str:
     if len(text) > MAX_FACT_CHARS:
         text = text[: MAX_FACT_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     first = text.split(" ", 1)[0]
-    # A sentence starts with a capital; a name from code ("with_retry(fn)", "npm") stays as is.
-    if text[0].islower() and not re.search(r"[_./()`\d-]|^https?:", first):
+    # A sentence starts with a capital; a name from code ("with_retry(fn)", "minSdk") stays.
+    if text[0].islower() and not re.search(r"[_./()`\d-]|^https?:|[a-z][A-Z]", first):
         text = text[0].upper() + text[1:]
     if text[-1] not in ".!?…`)":
         text += "."
@@ -233,21 +234,29 @@ _IDENTITY = LazyPattern(
       | i'?d\s+rather\s+(?P<r>.+)
       | my\s+name\s+is\s+(?P<n>.+)
       | call\s+me\s+(?P<c>[A-Z]\w+.*)
-      | i\s+work\s+(?P<w>(?:as|at|for|in)\s+.+|on\s+the\s+.+\s+team\b.*)
+      | i\s+(?:mostly\s+|mainly\s+|usually\s+)?work\s+
+        (?P<w>(?:as|at|for|in)\s+.+|on\s+the\s+.+\s+team\b.*)
+      | i\s+(?:really\s+|much\s+)?(?P<lv>like|want|need)\s+(?P<l>(?:my\s+|your\s+)?
+        (?:answers|replies|responses|explanations|summaries)\s+
+        (?:as|in|to\s+be|kept|that|with|without)\b.+)
       | (?:i'?m|i\s+am)\s+
-        (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)|(?:[A-Z][a-z]+)(?:[,\s].*)?)
+        (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
+          |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?)
     )$""",
     re.VERBOSE,
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
-            "my name", "call me", "i work", "i'm", "i am")  # fmt: skip
+            "my name", "call me", "i work", "i mostly work", "i mainly work", "i usually work",
+            "i like", "i really like", "i want", "i need", "i'm", "i am")  # fmt: skip
 # A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
 # comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
 # as one ("The user is Dana and works on the payments backend.").
 _ME_CLAUSE = LazyPattern(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:i(?:'m|'d)?|my)\b)", re.IGNORECASE)
 # What a later clause may say about the person besides what opens a statement: "…, I work on
 # the payments backend" (alone, "I work on the parser" is more likely today's task).
-_WORK_ON = LazyPattern(r"^i\s+work\s+on\s+(?P<o>\S.+)$", re.IGNORECASE)
+_WORK_ON = LazyPattern(
+    r"^i\s+(?:mostly\s+|mainly\s+|usually\s+)?work\s+on\s+(?P<o>\S.+)$", re.IGNORECASE
+)
 # The first person left in a statement about the person: never stored (the measure of a week
 # of use: "The user is Dana, I work on the payments backend." reads as two speakers).
 _FIRST_PERSON = LazyPattern(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b", re.IGNORECASE)
@@ -276,6 +285,9 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
         return "call", f"goes by {m.group('c')}"
     if m.group("w"):
         return "work", f"works {m.group('w')}"
+    if m.group("l"):
+        # "I like answers as bullet points": how they want to be answered, in every project.
+        return "prefer", f"{m.group('lv')}s {m.group('l')}"
     rest = m.group("a")
     if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
         return "", ""
@@ -430,6 +442,14 @@ _CHANGE_SAID = LazyPattern(
         (?P<value>[^,;]+?)(?P<tail>\s*[,;].*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
+# The same said with "now" last, or of a setting named as in the code: "minSdk is 26 now",
+# "the node version is 22 now", "`MAX_RETRIES` is now 5".
+_CHANGE_NOW = LazyPattern(
+    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+)
+        (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
+        (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
+    re.VERBOSE,
+)
 # "I think", "apparently": a change heard of is a hint for the inbox, not a fact.
 _HEDGE = LazyPattern(
     r"^(?:i\s+think|i\s+believe|i\s+heard|i\s+guess|apparently|it\s+seems|seems\s+like|"
@@ -444,7 +464,8 @@ _SETUP_NOUN = LazyPattern(
     r"endpoints?|apis?|urls?|base\s+url|services?|queues?|topics?|tables?|clusters?|packages?|"
     r"modules?|files?|folders?|directory|directories|config|configs|settings|ports?|domains?|"
     r"registry|image|images|jobs?|cron|dashboards?|warehouse|schemas?|secrets?|vault|docs|"
-    r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc)\b",
+    r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc|"
+    r"versions?|sdk|runtime)\b",
     re.IGNORECASE,
 )
 # A value that names something exact: a region, a path, a version, a host, a `name`.
@@ -459,6 +480,10 @@ _WHEN = LazyPattern(
 _NOT_SO = LazyPattern(
     r"\b(?:not|never|no|\w+n't|will|would|might|may|could|should|must|can|shall|if)\b",
     re.IGNORECASE,
+)
+# Words before a change that make it a condition or a question, not a fact.
+_CONDITION = LazyPattern(
+    r"\b(?:if|when|unless|once|whether|maybe|might|should|would|could)\b", re.IGNORECASE
 )
 # A changed value longer than this is a sentence, not a name.
 CHANGE_VALUE_MAX_WORDS = 6
@@ -513,9 +538,17 @@ def _change(clause: str) -> tuple[str, str] | None:
     hedge = _HEDGE.match(s)
     if hedge:
         s = s[hedge.end() :]
-    m = _CHANGE_SAID.match(s)
+    m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s)
+    if not m and not hedge and "," in s:
+        # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
+        # last part, after words that set no condition on it ("if we ship, the bucket is …").
+        head, _, last = s.rpartition(",")
+        if not _CONDITION.search(head):
+            m = _CHANGE_SAID.match(last.strip()) or _CHANGE_NOW.match(last.strip())
+            s = last.strip()
     if not m:
         return None
+    code = m.groupdict().get("code")
     value = _WHEN.sub("", m.group("value")).strip()
     if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS:
         return None
@@ -525,9 +558,14 @@ def _change(clause: str) -> tuple[str, str] | None:
     if not _EXACT_VALUE.search(value):
         return None  # "the ticket moved to done": nothing exact to keep
     prep = m.group("prep") or ""
-    text = f"{subject} {_WS.sub(' ', m.group('verb'))} {prep}{value}."
+    verb = _WS.sub(" ", m.group("verb"))
+    if verb in ("is", "are"):
+        verb += " now"  # "minSdk is 26 now": the memory says "minSdk is now 26."
+    text = f"{subject} {verb} {prep}{value}."
     settled = not hedge and not _ONE_OFF.search(s)  # not "temporarily moved", "for now"
-    kind = "change" if settled and _SETUP_NOUN.search(subject) else "heuristic"
+    # A setting named as in the code ("minSdk", "max_retries") is of the project's setup.
+    setup = bool(code) or bool(_SETUP_NOUN.search(subject))
+    kind = "change" if settled and setup else "heuristic"
     return kind, _WS.sub(" ", text)
 
 

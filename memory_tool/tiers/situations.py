@@ -57,8 +57,15 @@ _CONTINUE_CUES = (
     "continue from", "pick up the", "pick up on", "pick up with", "pick up our", "pick up from",
     "pick back up", "keep going on", "keep going with", "keep working on",
     "carry on with", "resume the", "resume our", "resume work", "resume working",
-    "get back to", "getting back to", "where did we leave", "where did i leave",
+    "get back to", "getting back to", "back to the", "back on the", "return to the",
+    "let s finish", "lets finish", "finish the", "finish off the", "finish up the",
+    "wrap up the", "where did we leave", "where did i leave",
     "where were we with", "where were we on", "where are we with", "where are we on",
+)  # fmt: skip
+# "back to the" that puts a thing back, not the person back to work.
+_BACK_TO_A_STATE = (
+    "roll back", "rolled back", "revert back", "go back to", "switch back", "change back",
+    "change it back", "set back", "set it back", "move back", "put back", "put it back",
 )  # fmt: skip
 # A cue in a longer prompt starts a task ("continue the refactor of the payments module and
 # add tests for every new path"), not a return to one: 12 words hold a cue and a topic of a few
@@ -71,7 +78,7 @@ _CONTINUE_FILLER = frozenset(
     "left off where were are was we us let lets work working stuff task tasks thing things job "
     "bit part step steps plan rest remaining project repo yesterday today tonight earlier "
     "morning afternoon evening last time session day days week before ago again from on with "
-    "the our my".split()
+    "the our my back return finish finishing wrap up off".split()
 )
 # A topic word is found in a text when a word there starts with its first letters
 # ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
@@ -90,6 +97,8 @@ def continuation_topic(prompt: str) -> list[str]:
     strong = _has(padded, _RESUME_PHRASES)
     if not strong and not (len(word_list) <= CONTINUE_MAX_WORDS and _has(padded, _CONTINUE_CUES)):
         return []
+    if not strong and _has(padded, _BACK_TO_A_STATE):
+        return []  # "roll back to the old config": a task, not a return to earlier work
     topic = [
         w
         for w in word_list
