@@ -203,6 +203,11 @@ def test_the_persons_signals_are_clean_single_facts(
          [("change", "minSdk is now 26.")]),
         ("the node version is 22 now", [("change", "The node version is now 22.")]),
         ("`MAX_RETRIES` is now 5", [("change", "`MAX_RETRIES` is now 5.")]),
+        # A setting switched to an exact value; the task after "and" is not kept (blind2).
+        ("switch state locking to the S3 native lockfile (use_lockfile = true) and drop the "
+         "DynamoDB table",
+         [("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")]),
+        ("switch the CI job to ubuntu-24.04", [("change", "The CI job switched to ubuntu-24.04.")]),
     ],
 )  # fmt: skip
 def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, str]]) -> None:
@@ -238,6 +243,11 @@ NOT_A_CHANGE = [
     "if we ship today, the bucket is now eu-central-1",
     "when the release is out, minSdk is 26 now",
     "my_var is broken now",
+    "switch the tab to dark mode",
+    "switch it to v2",
+    "move the button to the left",
+    "switch the CI job to ubuntu-24.04 for now",
+    "should we switch state locking to the S3 native lockfile?",
     "it is 5 now",
 ]
 

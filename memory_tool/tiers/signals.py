@@ -569,6 +569,39 @@ def _change(clause: str) -> tuple[str, str] | None:
     return kind, _WS.sub(" ", text)
 
 
+# "switch state locking to the S3 native lockfile (use_lockfile = true)": a setting of the
+# project switched to a new value, said as an order or as done; the rest after "and" is the
+# task ("and drop the DynamoDB table").
+_SWITCH_SETTING = LazyPattern(
+    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?(?:switch(?:ed)?|chang(?:e|ed)|mov(?:e|ed))\s+
+        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to)\b)
+          [\w\-.]+(?:\s+(?!to\b)[\w\-.]+){0,3}?)\s+
+        (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*)?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _switch_setting(clause: str) -> tuple[str, str] | None:
+    """("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")
+    for a setting of the project switched to an exact new value; else None."""
+    s = clause.strip().rstrip(".!")
+    if s.endswith("?") or _ONE_OFF.search(s):
+        return None
+    m = _SWITCH_SETTING.match(s)
+    if not m:
+        return None
+    what, value = m.group("what").strip(), _WHEN.sub("", m.group("value")).strip()
+    if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS + 4:
+        return None
+    # Something exact to keep (a name from code, a version, an acronym), and a thing of the
+    # setup: "switch the tab to dark mode" is neither.
+    if not _EXACT_VALUE.search(value) or not (
+        _SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value
+    ):
+        return None
+    return "change", f"{what} switched to {value}."
+
+
 def user_signals(prompt: str) -> list[Signal]:
     """The rules, corrections and statements about themselves in what the person typed."""
     if len(prompt) > SCAN_MAX_CHARS:
@@ -597,7 +630,9 @@ def user_signals(prompt: str) -> list[Signal]:
                 fact = tidy(clause)
                 # A switch or a changed fact said plainly, not as "use", "never" or "always".
                 said = (
-                    None if kind in ("rule", "preference") else _switch(clause) or _change(clause)
+                    None
+                    if kind in ("rule", "preference")
+                    else _switch(clause) or _change(clause) or _switch_setting(clause)
                 )
                 if said and (not kind or said[0] != "heuristic"):
                     # "no, switch to polars" keeps its rewording; "no, switch to main" stays the
