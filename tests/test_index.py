@@ -207,3 +207,22 @@ def test_the_index_and_sync_walk_a_room_alike(project: Path, tmp_path: Path) -> 
 
     assert indexed == {"plain.md", "nested/deeper/nested.md", "linked.md"}
     assert travelling == {"rooms/deploy/plain.md", "rooms/deploy/nested/deeper/nested.md"}
+
+
+def test_the_write_ahead_log_is_cut_back_after_a_checkpoint(project: Path) -> None:
+    """A connection kept open (the hook server's) used to leave the log at its largest size:
+    about 4 MB after a week of use, as large as the index."""
+    from memory_tool.store.index import WAL_SIZE_LIMIT_BYTES
+
+    d = mem_dir(project)
+    for n in range(400):  # a first index of a few hundred memories: a log of several MB
+        write_memory(d, f"m{n:03}.md", f"Fact {n}: " + "words of a longer memory " * 60)
+    wal = paths.index_file().with_name("index.db-wal")
+    with open_index() as idx:
+        idx.conn.execute("PRAGMA wal_autocheckpoint=0")  # the log only grows
+        idx.refresh(project)
+        grown = wal.stat().st_size
+        idx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        idx.conn.execute("CREATE TABLE IF NOT EXISTS t_probe(x)")  # the next write restarts it
+        assert grown > 2 * WAL_SIZE_LIMIT_BYTES
+        assert wal.stat().st_size <= WAL_SIZE_LIMIT_BYTES

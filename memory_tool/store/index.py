@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 # Waiting this long for another writer beats failing a hook; SQLite retries inside the wait.
 BUSY_TIMEOUT_MS = 10_000
+# The write-ahead log is cut back to this after each checkpoint: the hook server keeps a
+# connection open, and without a limit the log kept its largest size (about 4 MB after a week,
+# as large as the index itself). A day's writes fit in far less.
+WAL_SIZE_LIMIT_BYTES = 1 << 20
 # Between tries to switch a new database to WAL while another process creates it: that takes
 # a few milliseconds, so a short wait keeps a first session's hooks quick.
 WAL_RETRY_S = 0.005
@@ -285,6 +289,7 @@ class Index:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
             apply_migrations(conn)
         except sqlite3.DatabaseError:
             conn.close()
