@@ -166,6 +166,11 @@ def set_config(state: Path, text: str) -> None:
          [("identity", "The user is Tomás and works on the mobile app."),
           ("identity", "The user likes answers as bullet points, not essays.")]),
         ("I want answers in German", [("identity", "The user wants answers in German.")]),
+        # How to follow the rule stays with it (blind2 lost "open a PR and Atlantis ...").
+        ("never run terraform apply against prod from a laptop; open a PR and Atlantis applies "
+         "it after review",
+         [("rule", "Never run terraform apply against prod from a laptop; open a PR and Atlantis "
+                   "applies it after review.")]),
         ("I like the new layout", []),
         ("I need the logs from yesterday", []),
     ],

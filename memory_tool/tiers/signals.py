@@ -215,7 +215,8 @@ _IMPERATIVE = LazyPattern(
     r"""^(?:use|run|call|put|keep|write|add|remove|make|set|prefer|switch|go\s+with|pick|pin|
         import|install|name|return|raise|log|store|read|send|wrap|check|test|commit|push|
         deploy|move|rename|split|merge|avoid|skip|stop|leave|stick\s+with|target|build|start|
-        place|follow|handle|mock|format|lint|document|ask|let|stay|only)\b""",
+        place|follow|handle|mock|format|lint|document|ask|let|stay|only|open|create|file|
+        ping|tell|request)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 _INSTEAD = LazyPattern(r"\b(?:instead\s+of|rather\s+than)\b", re.IGNORECASE)
