@@ -254,12 +254,28 @@ def room_members(idx: Index, rooms: list[str], *, home_project: str, limit: int)
     memories the prompt's words matched."""
     from .index import LIVE_SQL, TEXT_ONLY_SQL, live_params, row_to_entry
 
-    marks = ",".join("?" * len(rooms))
+    if not rooms:
+        return []
+    # Each room's best ``limit`` walk its (room, importance, created) index and stop; their
+    # union is sorted again. Ties go by room, then rowid: the order the single query over
+    # ``room IN (...)`` gave (it read each room's rows in rowid order, rooms in sorted order,
+    # into a stable sort), which sorted every row of the rooms (70 ms for two rooms of
+    # 100,000 files) to keep 20.
+    best = (
+        "SELECT * FROM (SELECT rowid AS rid, importance, created, room FROM entries "
+        "WHERE room = ? AND source NOT IN ('session', 'cold') AND type != 'user' "
+        f"AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} AND {LIVE_SQL} "
+        "ORDER BY importance DESC, created DESC, rowid LIMIT ?)"
+    )
+    distinct = list(dict.fromkeys(rooms))
+    params: list[Any] = []
+    for room in distinct:
+        params += [room, home_project, *live_params(), limit]
+    union = " UNION ALL ".join([best] * len(distinct))
     rows = idx.conn.execute(
-        f"SELECT * FROM entries WHERE room IN ({marks}) AND source NOT IN ('session', 'cold') "
-        f"AND type != 'user' AND ({own_facts_sql()}) AND {TEXT_ONLY_SQL} AND {LIVE_SQL} "
-        f"ORDER BY importance DESC, created DESC LIMIT ?",
-        (*rooms, home_project, *live_params(), limit),
+        f"SELECT e.* FROM ({union}) m JOIN entries e ON e.rowid = m.rid "
+        "ORDER BY m.importance DESC, m.created DESC, m.room, m.rid LIMIT ?",
+        (*params, limit),
     ).fetchall()
     return [row_to_entry(r) for r in rows]
 
