@@ -170,7 +170,7 @@ def test_a_rooms_rowids_are_read_from_an_index_not_the_rows(project: Path) -> No
         idx.conn.set_trace_callback(statements.append)  # statements with their values bound
         room_search(idx, "login tokens", ["authentication"], paths.project_key(str(project)))
         idx.conn.set_trace_callback(None)
-        members = next(s for s in statements if s.startswith("SELECT e.rowid FROM entries e"))
+        members = next(s for s in statements if "FROM entries e WHERE" in s)
         assert "?" not in members
         plan = " ".join(r[3] for r in idx.conn.execute(f"EXPLAIN QUERY PLAN {members}"))
     assert "COVERING INDEX entries_room_filter" in plan

@@ -214,7 +214,8 @@ class Index:
         self.room_classifier: RoomClassifier | None = None
         # member_filter's cache: rowid sets by (condition, parameters), valid for one state
         # of the database (``_data_stamp``), and the set the SQL function answers from.
-        self._member_sets: dict[tuple[str, tuple[Any, ...]], frozenset[int]] = {}
+        # Each set with its smallest and largest rowid.
+        self._member_sets: dict[tuple[str, tuple[Any, ...]], tuple[frozenset[int], int, int]] = {}
         self._member_stamp: tuple[int, int] | None = None
         self._members: frozenset[int] = frozenset()
         self._member_fn = False
@@ -359,18 +360,28 @@ class Index:
             self._member_sets.clear()
             self._member_stamp = stamp
         key = (where, tuple(params))
-        members = self._member_sets.get(key)
-        if members is None:
-            rows = self.conn.execute(f"SELECT e.rowid FROM entries e WHERE {where}", params)
-            members = frozenset(r[0] for r in rows)
+        kept = self._member_sets.get(key)
+        if kept is None:
+            # One string, not a row per rowid: at 100,000 files a room's 14,000 rowids took
+            # 17 ms as rows, 7 ms as one string.
+            listed = self.conn.execute(
+                f"SELECT group_concat(e.rowid) FROM entries e WHERE {where}", params
+            ).fetchone()[0]
+            members = frozenset(map(int, listed.split(","))) if listed else frozenset()
+            kept = (members, min(members, default=0), max(members, default=0))
             while len(self._member_sets) >= MEMBER_SETS_KEEP:
                 del self._member_sets[next(iter(self._member_sets))]
-            self._member_sets[key] = members
-        self._members = members
+            self._member_sets[key] = kept
+        self._members, lo, hi = kept
         if not self._member_fn:
             self.conn.create_function(MEMBER_FN, 1, self._is_member)
             self._member_fn = True
-        return f"{MEMBER_FN}({column})"
+        if not self._members:
+            return f"{MEMBER_FN}({column})"
+        # The smallest and largest rowid bound the full-text scan (FTS5 seeks its lists to
+        # them): a project's own memories, written together, are a narrow range, and the
+        # scan of a common word's every match outside it (10 ms at 100,000 files) is skipped.
+        return f"{column} >= {lo} AND {column} <= {hi} AND {MEMBER_FN}({column})"
 
     def _is_member(self, rowid: int) -> bool:
         return rowid in self._members
