@@ -17,6 +17,7 @@ from memory_tool.base import paths
 from memory_tool.recall.followup import choose_rooms
 from memory_tool.recall.room import L3_CANDIDATE_FACTOR, MAX_ROOMS, ROOM_FILL, room_recall
 from memory_tool.store import index as index_module
+from memory_tool.store import migrations
 from memory_tool.store import search as search_module
 from memory_tool.store.index import Index, keep_open, open_index, release_kept
 from memory_tool.store.rooms import compiled_rooms
@@ -174,3 +175,95 @@ def test_a_rooms_rowids_are_read_from_an_index_not_the_rows(project: Path) -> No
         assert "?" not in members
         plan = " ".join(r[3] for r in idx.conn.execute(f"EXPLAIN QUERY PLAN {members}"))
     assert "COVERING INDEX entries_room_filter" in plan
+
+
+def fresh_ids(prompt: str, rooms: list[str], home: str) -> list[tuple[str, float]]:
+    """What a connection with nothing kept finds."""
+    idx = Index.open()
+    try:
+        return ranked(room_search(idx, prompt, rooms, home))
+    finally:
+        idx.close()
+
+
+def test_the_kept_sets_follow_each_write_without_reading_the_room_again(
+    project: Path, kept: None
+) -> None:
+    """After a write, the kept connection tests again only the entries it touched (added,
+    edited into or out of the room, superseded, forgotten, removed), and finds what a fresh
+    connection finds; a write that touched no entry leaves the sets alone."""
+    seed(project)
+    auth = paths.state_root() / "rooms" / "authentication"
+    home = paths.project_key(str(project))
+    rooms = ["authentication", "database"]
+    prompt = "login tokens pool worker"
+    first = open_index()
+    room_search(first, prompt, rooms, home)
+    release_kept()
+    steps = [
+        lambda: write_memory(auth, "rotate.md", "Login tokens rotate hourly."),
+        lambda: write_memory(auth, "rotate.md", "Login tokens rotate daily, pool of workers."),
+        lambda: write_memory(auth, "jwt.md", "Login tokens are JWTs.", superseded_by="x-1"),
+        lambda: write_memory(auth, "old.md", "Login tokens were opaque.", valid_to="2020-01-01"),
+        lambda: write_memory(auth, "gone.md", "Login tokens were forgotten.", forgotten="2026"),
+        lambda: (auth / "rotate.md").unlink(),
+        lambda: write_memory(auth.parent / "database", "rotate.md", "Pool tokens per worker."),
+    ]
+    for i, step in enumerate(steps):
+        step()
+        other = Index.open()  # another process's refresh
+        other.refresh(project)
+        if i == 3:  # and a write that touched no entry
+            other.set_meta("unrelated", "1")
+        other.close()
+        statements: list[str] = []
+        first.conn.set_trace_callback(statements.append)
+        got = ranked(room_search(first, prompt, rooms, home))
+        first.conn.set_trace_callback(None)
+        release_kept()
+        assert got == fresh_ids(prompt, rooms, home), i
+        reread = [s for s in statements if "group_concat(e.rowid)" in s]
+        assert reread and all("entry_changes" in s for s in reread), i
+    assert open_index() is first
+
+
+def test_a_kept_set_far_behind_is_read_again(
+    project: Path, kept: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(project)
+    auth = paths.state_root() / "rooms" / "authentication"
+    home = paths.project_key(str(project))
+    first = open_index()
+    room_search(first, "login tokens", ["authentication"], home)
+    release_kept()
+    monkeypatch.setattr(index_module, "MEMBER_CATCH_UP_MAX", 2)
+    for n in range(3):
+        write_memory(auth, f"more-{n}.md", f"Login tokens note {n}.")
+    other = Index.open()
+    other.refresh(project)
+    other.close()
+    statements: list[str] = []
+    first.conn.set_trace_callback(statements.append)
+    got = ranked(room_search(first, "login tokens", ["authentication"], home))
+    first.conn.set_trace_callback(None)
+    assert got == fresh_ids("login tokens", ["authentication"], home) and len(got) == 4
+    reread = [s for s in statements if "group_concat(e.rowid)" in s]
+    assert reread and not any("entry_changes" in s for s in reread)
+
+
+def test_the_list_of_entry_changes_stays_short(project: Path) -> None:
+    """Every write of an entry is listed (whichever code writes it), and the list keeps only
+    the newest CHANGES_KEEP or so."""
+    seed(project)
+    with open_index() as idx:
+        conn = idx.conn
+        (before,) = conn.execute("SELECT coalesce(max(seq), 0) FROM entry_changes").fetchone()
+        conn.execute("UPDATE entries SET mtime_ns = -1")  # two entries
+        changed = conn.execute("SELECT rid FROM entry_changes WHERE seq > ?", (before,))
+        assert sorted(r[0] for r in changed) == sorted(
+            r[0] for r in conn.execute("SELECT rowid FROM entries")
+        )
+        for _ in range(3_000):
+            conn.execute("UPDATE entries SET mtime_ns = -1")
+        (count,) = conn.execute("SELECT count(*) FROM entry_changes").fetchone()
+    assert migrations.CHANGES_KEEP <= count <= migrations.CHANGES_KEEP + 1024

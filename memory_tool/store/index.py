@@ -69,6 +69,9 @@ TOKEN_CACHE_MAX_ROWS = 20_000
 MEMBER_SETS_KEEP = 4
 # The SQL function ``member_filter`` names (registered on the connection when first used).
 MEMBER_FN = "memory_tool_member"
+# A kept set follows at most this many entry changes (rows written or removed) by testing them
+# again; after more (a rebuild, a first index of a large folder) reading it again is as cheap.
+MEMBER_CATCH_UP_MAX = 1_000
 
 ENTRY_COLUMNS = (
     "id", "path", "source", "project", "type", "name", "description", "body", "room",
@@ -205,6 +208,31 @@ def _writable(db_path: Path) -> bool:
     return not db_path.exists() or os.access(db_path, os.W_OK)
 
 
+class _Members:
+    """A kept row set of ``Index.member_filter``: its rowids, bounds on them (after changes
+    the bounds may be wider than the set) and the largest rowid of the entries when it was
+    last brought up to date (``upto``: a row inserted since has a larger one, or reuses the
+    rowid of a removal entry_changes lists)."""
+
+    __slots__ = ("hi", "lo", "rows", "upto")
+
+    def __init__(self, rows: list[int], upto: int) -> None:
+        self.rows = set(rows)
+        self.lo, self.hi = min(rows, default=0), max(rows, default=0)
+        self.upto = upto
+
+    def update(self, changed: set[int], selected: list[int], upto: int) -> None:
+        """``changed`` rowids were removed or changed in place, and rows above ``upto`` were
+        added; of all these, ``selected`` pass the filter now (the entries' largest rowid is
+        now ``upto``)."""
+        if selected:
+            low, high = min(selected), max(selected)
+            self.lo, self.hi = (min(self.lo, low), max(self.hi, high)) if self.rows else (low, high)
+        self.rows -= changed
+        self.rows.update(selected)
+        self.upto = upto
+
+
 class Index:
     """A connection to the index plus the operations on it. Use ``Index.open()``."""
 
@@ -212,12 +240,13 @@ class Index:
         self.conn = conn
         self.path = path
         self.room_classifier: RoomClassifier | None = None
-        # member_filter's cache: rowid sets by (condition, parameters), valid for one state
-        # of the database (``_data_stamp``), and the set the SQL function answers from.
-        # Each set with its smallest and largest rowid.
-        self._member_sets: dict[tuple[str, tuple[Any, ...]], tuple[frozenset[int], int, int]] = {}
+        # member_filter's cache: rowid sets by (condition, parameters), up to date with the
+        # database as of ``_member_stamp`` and the entry changes up to ``_member_seq``; and the
+        # set the SQL function answers from.
+        self._member_sets: dict[tuple[str, tuple[Any, ...]], _Members] = {}
         self._member_stamp: tuple[int, int] | None = None
-        self._members: frozenset[int] = frozenset()
+        self._member_seq = 0
+        self._members: set[int] = set()
         self._member_fn = False
         self.in_memory = False  # built from the files, nothing on disk (_in_memory)
         # (device, inode) of the file while the hook server keeps this connection (keep_open).
@@ -352,36 +381,86 @@ class Index:
         Room recall runs a full-text search on every prompt, and joining each match to its
         entries row only to test the filters cost more than ranking the matches: most of the
         search's time at 10,000 files. The rowids the filters select (a room's live memories)
-        are read once instead, and kept while the database is unchanged (neither this
-        connection nor another wrote to it), so a long-lived connection (the hook server's)
-        reads them again only after a change."""
+        are read once instead and kept. After a write (this connection's or another's) only the
+        entries it added, changed or removed are tested again (``_catch_up``), so a long-lived
+        connection (the hook server's) reads a set again only after a large change."""
         stamp = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
         if stamp != self._member_stamp:
-            self._member_sets.clear()
             self._member_stamp = stamp
+            self._catch_up()
         key = (where, tuple(params))
         kept = self._member_sets.get(key)
         if kept is None:
-            # One string, not a row per rowid: at 100,000 files a room's 14,000 rowids took
-            # 17 ms as rows, 7 ms as one string.
-            listed = self.conn.execute(
-                f"SELECT group_concat(e.rowid) FROM entries e WHERE {where}", params
-            ).fetchone()[0]
-            members = frozenset(map(int, listed.split(","))) if listed else frozenset()
-            kept = (members, min(members, default=0), max(members, default=0))
+            kept = _Members(*self._rowids(where, params))
             while len(self._member_sets) >= MEMBER_SETS_KEEP:
                 del self._member_sets[next(iter(self._member_sets))]
             self._member_sets[key] = kept
-        self._members, lo, hi = kept
+        self._members = kept.rows
         if not self._member_fn:
             self.conn.create_function(MEMBER_FN, 1, self._is_member)
             self._member_fn = True
-        if not self._members:
+        if not kept.rows:
             return f"{MEMBER_FN}({column})"
         # The smallest and largest rowid bound the full-text scan (FTS5 seeks its lists to
         # them): a project's own memories, written together, are a narrow range, and the
         # scan of a common word's every match outside it (10 ms at 100,000 files) is skipped.
-        return f"{column} >= {lo} AND {column} <= {hi} AND {MEMBER_FN}({column})"
+        return f"{column} >= {kept.lo} AND {column} <= {kept.hi} AND {MEMBER_FN}({column})"
+
+    def _rowids(
+        self, where: str, params: Sequence[Any], since: tuple[int, int] | None = None
+    ) -> tuple[list[int], int]:
+        """The rowids ``where`` selects, and the entries' largest rowid, in one statement (one
+        state of the database). With ``since`` (an entry_changes number, a rowid): only among
+        the entries changed after that change, or added above that rowid. One string, not a
+        row per rowid: at 100,000 files a room's 14,000 rowids took 17 ms as rows, 7 ms as one
+        string."""
+        rows = "entries e"
+        if since is not None:
+            # The changed rows drive (CROSS JOIN keeps that order): otherwise the planner
+            # scans the room's whole index for the few rows a write touched.
+            rows = (
+                "(SELECT rid FROM entry_changes WHERE seq > ? UNION "
+                "SELECT rowid FROM entries WHERE rowid > ?) c CROSS JOIN entries e"
+            )
+            where = f"e.rowid = c.rid AND ({where})"
+            params = (*since, *params)
+        listed, upto = self.conn.execute(
+            f"SELECT group_concat(e.rowid), (SELECT coalesce(max(rowid), 0) FROM entries) "
+            f"FROM {rows} WHERE {where}",
+            params,
+        ).fetchone()
+        return ([int(r) for r in listed.split(",")] if listed else []), upto
+
+    def _catch_up(self) -> None:
+        """After a write: the kept sets follow the entries it added, changed or removed
+        (entry_changes, and the rowids above what a set saw); a set further behind than
+        MEMBER_CATCH_UP_MAX changes, or behind changes no longer listed, is dropped (read
+        again when asked for). A write that touched no entry (token counts, cached briefs)
+        leaves them as they are."""
+        try:
+            newest, oldest, top = self.conn.execute(
+                "SELECT coalesce(max(seq), 0), coalesce(min(seq), 0), "
+                "(SELECT coalesce(max(rowid), 0) FROM entries) FROM entry_changes"
+            ).fetchone()
+            since = self._member_seq
+            self._member_seq = newest
+            behind = [k for k in self._member_sets.values() if newest != since or top != k.upto]
+            if not behind:
+                return
+            added = top - min(k.upto for k in behind)
+            if newest < since or oldest > since + 1 or newest - since + added > MEMBER_CATCH_UP_MAX:
+                self._member_sets.clear()
+                return
+            changed = self.conn.execute(
+                "SELECT group_concat(rid) FROM entry_changes WHERE seq > ? AND seq <= ?",
+                (since, newest),
+            ).fetchone()[0]
+            rows = {int(r) for r in changed.split(",")} if changed else set()
+            for (where, params), kept in self._member_sets.items():
+                if kept in behind:
+                    kept.update(rows, *self._rowids(where, params, since=(since, kept.upto)))
+        except sqlite3.OperationalError:  # no list of changes to follow: read them again
+            self._member_sets.clear()
 
     def _is_member(self, rowid: int) -> bool:
         return rowid in self._members
