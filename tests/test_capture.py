@@ -172,6 +172,11 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Never run terraform apply against prod from a laptop; open a PR and Atlantis "
                    "applies it after review.")]),
         ("I like the new layout", []),
+        # blind3: a lead-in before a preference, "please" at its end, "I lead the … team".
+        ("hi, I'm Ingrid, I lead the team that owns the inventory service. one thing up front: "
+         "no emoji in answers, please. first job: set up a Postgres connection",
+         [("identity", "The user is Ingrid and leads the team that owns the inventory service."),
+          ("preference", "No emoji in answers.")]),
         ("I need the logs from yesterday", []),
     ],
 )  # fmt: skip
@@ -213,6 +218,16 @@ def test_the_persons_signals_are_clean_single_facts(
          "DynamoDB table",
          [("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")]),
         ("switch the CI job to ubuntu-24.04", [("change", "The CI job switched to ubuntu-24.04.")]),
+        # An environment as the subject, the change after what led to it (blind3).
+        ("platform moved us over last night, staging is in the supply-stg namespace now. fix "
+         "the deploy manifests", [("change", "Staging is now in the supply-stg namespace.")]),
+        # A part of the project moved from one tool to another, the how kept (blind3).
+        ("let's move logging off env_logger and onto tracing with tracing-subscriber. I want a "
+         "span per input file",
+         [("correction", "Use tracing instead of env_logger for logging (with "
+                         "tracing-subscriber).")]),
+        ("we migrated the tests from nose to pytest",
+         [("correction", "Use pytest instead of nose for tests.")]),
     ],
 )  # fmt: skip
 def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, str]]) -> None:
@@ -249,6 +264,10 @@ NOT_A_CHANGE = [
     "when the release is out, minSdk is 26 now",
     "my_var is broken now",
     "switch the tab to dark mode",
+    "move the button from left to right",
+    "should we move logging off env_logger onto tracing?",
+    "staging is broken now",
+    "prod is down now",
     "switch it to v2",
     "move the button to the left",
     "switch the CI job to ubuntu-24.04 for now",
@@ -629,8 +648,17 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
         ("Use pytest for tests.", "Use ruff for linting.", False),
         ("Don't use requests in tests.", "Use requests for HTTP calls.", False),
         ("Always run mypy before committing.", "Never push to main directly.", False),
+        # A fact that says what is used by another verb (blind3: the old logging decision
+        # kept loading in 20 requests after the switch).
+        ("Use tracing instead of env_logger for logging (with tracing-subscriber).",
+         "Logging goes through env_logger; -v sets the filter to debug.", True),
+        ("Use httpx instead of requests.", "HTTP calls go through requests with a 5 s timeout.",
+         True),
+        ("Use tracing instead of env_logger for logging.", "Never log secrets with env_logger.",
+         False),
+        ("Use httpx instead of requests.", "HTTP calls go through httpx and requests.", False),
     ],
-)
+)  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:
     assert capture.replaces(new, old) is replaced
 
@@ -829,6 +857,12 @@ def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
          "Use requests instead of httpx, it is simpler.", False),
         ("Call retry() around S3 reads.", "Never call retry() around S3 writes.", False),
         ("Use formatDate() for dates on screen.", "Use formatDate() for times in logs.", False),
+        # blind3: said three times, kept twice.
+        ("Every outbound gRPC call gets a deadline.",
+         "Always set a deadline on outgoing gRPC calls, a hung catalog took the service down.",
+         True),
+        ("Always set a deadline on incoming gRPC calls.",
+         "Always set a deadline on outgoing gRPC calls.", False),
     ],
 )  # fmt: skip
 def test_what_counts_as_the_same_rule_said_again(new: str, old: str, same: bool) -> None:

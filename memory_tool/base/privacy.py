@@ -206,6 +206,35 @@ _PROSE_PASSWORD = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 
+# A token or key said in prose: "the crates.io token for CI is cio8Hq2Zt…", "the API key: 9f…"
+# (not a bare "key": "the key for staging is k8s-staging-v2" names a cluster).
+# Up to four words may name what it is for; only a long value with a letter and a digit (16
+# characters at least) counts: "the token for CI is stored in vault" stays as it is.
+_PROSE_TOKEN = LazyPattern(
+    r"""(?<![\w-])(?P<key>(?P<kw>token|secret|api[ \t]?key|access[ \t]key))(?![\w-])
+        (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?)?
+        [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
+        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.]{16,})""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# A credential with no name next to it: one word of 24 characters or more that mixes at least
+# four digits, four capitals and four small letters (cio8Hq2ZtV5mR1xW7bN4kP9dJ3sL6fY0aCe). A
+# git hash (no capitals), a UUID, a path or a CamelCase name from code (few digits) is none.
+_RANDOM_WORD = LazyPattern(r"(?<![\w/.\-])(?P<secret>[A-Za-z0-9]{24,})(?![\w/.\-])")
+RANDOM_MIN_EACH = 4
+
+
+def _random_word(m: re.Match[str]) -> str:
+    word = m.group("secret")
+    digits = sum(c.isdigit() for c in word)
+    upper = sum(c.isupper() for c in word)
+    lower = sum(c.islower() for c in word)
+    if min(digits, upper, lower) < RANDOM_MIN_EACH:
+        return word
+    return "[REDACTED:secret]"
+
+
 # Assignment values that are placeholders or code, not secrets: redacting them would only
 # destroy useful text (`password=None`, `token=$GITHUB_TOKEN`, `api_key=os.environ[...]`,
 # `token=request.headers[...]`, `secret=get_secret()`).
@@ -367,6 +396,8 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_EQ_BARE, _assignment(bare=True)),
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
+    ("assignment", _PROSE_TOKEN, _assignment(bare=True)),
+    ("random", _RANDOM_WORD, _random_word),
 )
 
 
@@ -387,6 +418,8 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "basic_auth": ("authorization",),
     "aws_secret_key": ("secret",),
     "assignment": ("pass", "secret", "token", "key"),
+    # Any text may hold one; the pattern is one character class, cheap to compile and run.
+    "random": ("",),
 }
 
 

@@ -284,6 +284,14 @@ def uses(text: str) -> tuple[str, set[str]] | None:
     return _tool(m.group("tool")), rest
 
 
+# What a fact says is used, without "use": "goes through X", "is done with X", "runs on X".
+_GOES_THROUGH = re.compile(
+    r"\b(?:goes|go|runs?|is\s+done|are\s+done|is\s+handled|are\s+handled|is\s+built|are\s+built)"
+    r"\s+(?:through|via|with|on|by)\s+`?([\w.\-/]+?)`?(?=[\s,;.:)]|$)",
+    re.IGNORECASE,
+)
+
+
 def replaces(new: str, old: str) -> bool:
     """Whether the fact ``new`` replaces the memory text ``old``: it chooses something else for
     what ``old`` chose ("use ruff instead of flake8" after "use flake8 for linting"; "use
@@ -297,6 +305,12 @@ def replaces(new: str, old: str) -> bool:
     if picked and old_tool:
         chosen, rejected = picked
         return old_tool == rejected and chosen != old_tool
+    if picked and _GOES_THROUGH.search(old):
+        # "Logging goes through env_logger; …" after "use tracing instead of env_logger for
+        # logging": a fact that says what is used, by another verb.
+        chosen, rejected = picked
+        said = {m.lower().strip("`") for m in _GOES_THROUGH.findall(old)}
+        return rejected in said and chosen not in set(_words(old))
     new_uses = uses(new)
     if new_uses and old_tool and new_uses[0] == old_tool and _NEGATION.search(new):
         # "never use requests" after "use requests for HTTP calls"; not "don't use requests in
@@ -358,10 +372,32 @@ _REASON_BREAK = re.compile(
 # share one name the same way are about the same thing; plain words are not enough ("always run
 # tests before pushing" and "always run lint before pushing" share three of four).
 _CODE_NAME = re.compile(r"`[^`]+`|\b\w+\(\)|\b\w*[a-z][A-Z]\w*|\b\w+(?:[._/]\w+)+")
-# Of the smaller rule's words, at least this share is in the other's: a reworded repeat
-# ("user-facing strings always go through t()" after "Always wrap user-facing strings in t()").
-CORE_SHARE_MIN = 0.75
+# Of the smaller rule's words (light words out, plurals folded), this share is in the other's: a
+# reworded repeat ("user-facing strings always go through t()" after "Always wrap user-facing
+# strings in t()"). All of them: one word apart is another rule ("incoming" for "outgoing").
+CORE_SHARE_MIN = 1.0
 CORE_MIN_WORDS = 3
+
+
+# Words that say how often or how much, not what: "Every outbound gRPC call gets a deadline"
+# and "Always set a deadline on outgoing gRPC calls" are one rule.
+_LIGHT_WORDS = frozenset(
+    "every each all any gets get got set sets goes go through has have make makes need needs "
+    "want wants".split()
+)
+# Words that say the same direction.
+_SAME_WORD = {"outbound": "outgoing", "inbound": "incoming"}
+
+
+def _rule_words(text: str) -> set[str]:
+    """A rule's key words, light words out, a plural's "s" off ("calls" is "call")."""
+    out = set()
+    for w in _key_words(text):
+        if w in _LIGHT_WORDS:
+            continue
+        w = _SAME_WORD.get(w, w)
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
 
 
 def _core(text: str) -> str:
@@ -388,7 +424,7 @@ def same_rule(new: str, old: str) -> bool:
     names_old = {n.strip("`").lower() for n in _CODE_NAME.findall(core_old)}
     if not names_new & names_old:
         return False
-    key_new, key_old = _key_words(core_new) | names_new, _key_words(core_old) | names_old
+    key_new, key_old = _rule_words(core_new) | names_new, _rule_words(core_old) | names_old
     shared = len(key_new & key_old)
     return shared >= CORE_MIN_WORDS and shared >= CORE_SHARE_MIN * min(len(key_new), len(key_old))
 

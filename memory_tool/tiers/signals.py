@@ -144,12 +144,14 @@ _LEAD_IN = LazyPattern(
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
+      | one\ thing\ up\ front|up\ front|first\ of\ all|first\ things\ first|before\ we\ start
+      | quick\ note|heads\ up|one\ thing
       | in\ general|generally|just
     )(?:\s*[,:;.!\-\u2013\u2014]+\s*|\s+)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _TRAILING_FILLER = LazyPattern(
-    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks)[.!)]*$",
+    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks|please)[.!)]*$",
     re.IGNORECASE,
 )
 
@@ -237,6 +239,7 @@ _IDENTITY = LazyPattern(
       | call\s+me\s+(?P<c>[A-Z]\w+.*)
       | i\s+(?:mostly\s+|mainly\s+|usually\s+)?work\s+
         (?P<w>(?:as|at|for|in)\s+.+|on\s+the\s+.+\s+team\b.*)
+      | i\s+(?P<lv2>lead|run|manage|own)\s+(?P<ld>the\s+(?:.+\s+)?(?:team|group|squad)\b.*)
       | i\s+(?:really\s+|much\s+)?(?P<lv>like|want|need)\s+(?P<l>(?:my\s+|your\s+)?
         (?:answers|replies|responses|explanations|summaries)\s+
         (?:as|in|to\s+be|kept|that|with|without)\b.+)
@@ -248,7 +251,8 @@ _IDENTITY = LazyPattern(
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
             "my name", "call me", "i work", "i mostly work", "i mainly work", "i usually work",
-            "i like", "i really like", "i want", "i need", "i'm", "i am")  # fmt: skip
+            "i like", "i really like", "i want", "i need", "i lead", "i run", "i manage",
+            "i own", "i'm", "i am")  # fmt: skip
 # A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
 # comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
 # as one ("The user is Dana and works on the payments backend.").
@@ -286,6 +290,8 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
         return "call", f"goes by {m.group('c')}"
     if m.group("w"):
         return "work", f"works {m.group('w')}"
+    if m.group("ld"):
+        return "work", f"{m.group('lv2')}s {m.group('ld')}"
     if m.group("l"):
         # "I like answers as bullet points": how they want to be answered, in every project.
         return "prefer", f"{m.group('lv')}s {m.group('l')}"
@@ -443,10 +449,12 @@ _CHANGE_SAID = LazyPattern(
         (?P<value>[^,;]+?)(?P<tail>\s*[,;].*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
-# The same said with "now" last, or of a setting named as in the code: "minSdk is 26 now",
-# "the node version is 22 now", "`MAX_RETRIES` is now 5".
+# The same said with "now" last, or of a setting named as in the code or an environment:
+# "minSdk is 26 now", "the node version is 22 now", "`MAX_RETRIES` is now 5", "staging is in the
+# supply-stg namespace now".
 _CHANGE_NOW = LazyPattern(
-    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+)
+    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+
+        |(?P<env>staging|prod|production|preprod|dev|qa|ci|sandbox)\s+)
         (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
         (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
     re.VERBOSE,
@@ -549,7 +557,7 @@ def _change(clause: str) -> tuple[str, str] | None:
             s = last.strip()
     if not m:
         return None
-    code = m.groupdict().get("code")
+    code = m.groupdict().get("code") or m.groupdict().get("env")
     value = _WHEN.sub("", m.group("value")).strip()
     if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS:
         return None
@@ -580,6 +588,44 @@ _SWITCH_SETTING = LazyPattern(
         (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
+
+
+# "let's move logging off env_logger and onto tracing", "we migrated the tests from nose to
+# pytest": what moved, from what, to what. Kept when one end is a known tool
+# (``ALTERNATIVES``) or a name from code (env_logger, date-fns); "move the button from left to
+# right" names neither.
+_MOVE_OFF = LazyPattern(
+    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
+        (?:mov(?:e|ed)|switch(?:ed)?|migrat(?:e|ed)|port(?:ed)?)\s+
+        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|everything)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+
+        (?:off(?:\s+of)?|away\s+from|from)\s+`?(?P<old>[\w.\-/]+)`?\s+
+        (?:and\s+)?(?:onto|to|over\s+to|into)\s+`?(?P<new>[\w.\-/]+)`?
+        (?P<rest>(?:\s.*)?)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_CODE_LIKE = re.compile(r"[_.\-/]")
+
+
+def _move_off(clause: str) -> tuple[str, str] | None:
+    """("correction", "Use tracing instead of env_logger for logging.") for a part of the
+    project moved from one tool to another; else None."""
+    s = clause.strip().rstrip(".!")
+    if s.endswith("?") or _ONE_OFF.search(s):
+        return None
+    m = _MOVE_OFF.match(s)
+    if not m:
+        return None
+    old, new = m.group("old").rstrip(".,"), m.group("new").rstrip(".,")
+    known = old.lower() in ALTERNATIVE_OF or new.lower() in ALTERNATIVE_OF
+    if not (known or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
+        return None
+    what = re.sub(r"^(?:the|our)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
+    text = f"Use {new} instead of {old} for {what}"
+    rest = _WHEN.sub("", m.group("rest")).strip()
+    how = re.match(r"(?:with|via|through|using)\s+[^,;.]+", rest, re.IGNORECASE)
+    if how:
+        text += f" ({how.group(0)})"  # "with tracing-subscriber"
+    return "correction", text + "."
 
 
 def _switch_setting(clause: str) -> tuple[str, str] | None:
@@ -633,7 +679,10 @@ def user_signals(prompt: str) -> list[Signal]:
                 said = (
                     None
                     if kind in ("rule", "preference")
-                    else _switch(clause) or _change(clause) or _switch_setting(clause)
+                    else _switch(clause)
+                    or _move_off(clause)
+                    or _change(clause)
+                    or _switch_setting(clause)
                 )
                 if said and (not kind or said[0] != "heuristic"):
                     # "no, switch to polars" keeps its rewording; "no, switch to main" stays the
