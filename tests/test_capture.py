@@ -690,6 +690,22 @@ def test_a_new_decision_supersedes_the_old_one_which_stays_as_history(
     assert old_id in found_ids and new_id in found_ids
 
 
+def test_moving_a_part_off_a_tool_retires_the_decision_that_named_it(
+    project: Path, state: Path
+) -> None:
+    # blind3: the switch was taken for a repeat of the decision it retires, so the old
+    # decision kept loading in 20 requests and the new one was never kept.
+    session(project, [("assistant", "[DECISION] Logging goes through env_logger; -v sets the "
+                                    "filter to debug and RUST_LOG overrides it.")])  # fmt: skip
+    session(project, [("user", "let's move logging off env_logger and onto tracing with "
+                               "tracing-subscriber. I want a span per input file")])  # fmt: skip
+    by_body = {body: meta for meta, body in memories(project).values()}
+    new = by_body["Use tracing instead of env_logger for logging (with tracing-subscriber)."]
+    old = next(meta for body, meta in by_body.items() if body.startswith("Logging goes"))
+    assert new["origin"] == "capture:correction"
+    assert old["superseded_by"] and new["supersedes"]
+
+
 def test_a_switch_and_a_changed_fact_said_plainly_retire_the_older_memories(
     project: Path, state: Path
 ) -> None:
@@ -857,6 +873,8 @@ def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
          "Use requests instead of httpx, it is simpler.", False),
         ("Call retry() around S3 reads.", "Never call retry() around S3 writes.", False),
         ("Use formatDate() for dates on screen.", "Use formatDate() for times in logs.", False),
+        ("Use tracing instead of env_logger for logging (with tracing-subscriber).",
+         "Logging goes through env_logger; -v sets the filter to debug.", False),
         # blind3: said three times, kept twice.
         ("Every outbound gRPC call gets a deadline.",
          "Always set a deadline on outgoing gRPC calls, a hung catalog took the service down.",

@@ -299,7 +299,9 @@ def test_a_long_session_fills_toward_a_tenth_with_one_line_per_turn(
     target = min(scribe.COLD_MAX_CHARS, state["text_chars"] * scribe.COLD_RATIO)
     assert 0.6 * target < len(body) <= target + 400  # filled toward the target, not past it
     turns = body.split("## Turns\n")[1].splitlines()
-    assert turns[0].startswith("- Step 0: tune the cache eviction for shard 0 → Shard 0: LRU")
+    # The first turn asked the task: the summary says it once, on its Task line.
+    assert body.lstrip().startswith("Task: Step 0: tune the cache eviction for shard 0")
+    assert turns[0].startswith("- (the task above) → Shard 0: LRU")
     # Both ends of the session survive the cap on kept turns.
     assert any(t.startswith("- Step 59:") for t in turns)
     assert len(turns) <= digest.KEEP_FIRST_TURNS + digest.KEEP_LAST_TURNS

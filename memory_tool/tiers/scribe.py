@@ -190,10 +190,20 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     turns = list(state.get("turns") or [])
     if turns and state["final"].startswith(turns[-1]["answer"].rstrip("…")):
         turns[-1] = {**turns[-1], "answer": "(the result above)"}
+    # The first turn asked the task the summary opens with: said once (a resumed session's
+    # request carried it twice, as "Task:" and as the first turn).
+    if turns and _same_text(turns[0]["ask"], task):
+        turns[0] = {**turns[0], "ask": "(the task above)"}
     for turn in turns:
         answer = f" → {turn['answer']}" if turn["answer"] else ""
         items.append(("Turns", f"{turn['ask']}{answer}"))
     return items
+
+
+def _same_text(a: str, b: str) -> bool:
+    """One text, maybe cut short in one place ("…"), spaces aside."""
+    a, b = " ".join(a.split()).rstrip("…"), " ".join(b.split()).rstrip("…")
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
 
 
 def target_chars(state: dict[str, Any]) -> int:
