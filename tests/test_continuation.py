@@ -86,6 +86,10 @@ def _cold(project: Path, task: str, body: str) -> None:
          ["whole", "cart", "reservation", "call"]),
         ("what was left over from yesterday?", []),
         ("remind me what's next here", []),
+        # blind4
+        ("right, back to making bad firmware updates survivable",
+         ["firmware", "updates", "survivable"]),
+        ("send it back to the client", []),
     ],
 )  # fmt: skip
 def test_the_topic_of_a_continuation(prompt: str, topic: list[str]) -> None:

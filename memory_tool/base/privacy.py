@@ -211,7 +211,7 @@ _PROSE_PASSWORD = LazyPattern(
 # Up to four words may name what it is for; only a long value with a letter and a digit (16
 # characters at least) counts: "the token for CI is stored in vault" stays as it is.
 _PROSE_TOKEN = LazyPattern(
-    r"""(?<![\w-])(?P<key>(?P<kw>token|secret|api[ \t]?key|access[ \t]key))(?![\w-])
+    r"""(?<![\w-])(?P<key>(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key))(?![\w-])
         (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?)?
         [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.]{16,})""",
@@ -223,6 +223,18 @@ _PROSE_TOKEN = LazyPattern(
 # git hash (no capitals), a UUID, a path or a CamelCase name from code (few digits) is none.
 _RANDOM_WORD = LazyPattern(r"(?<![\w/.\-])(?P<secret>[A-Za-z0-9]{24,})(?![\w/.\-])")
 RANDOM_MIN_EACH = 4
+
+
+# A bare "key" names too much ("the key for staging is k8s-staging-v2"): its value counts only
+# with a part of 16 characters or more that mixes letters and digits ("the sending key is
+# key-1ef18336…").
+_LONG_RANDOM_PART = LazyPattern(r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{16,}")
+
+
+def _prose_token(m: re.Match[str]) -> str:
+    if m.group("kw").lower() == "key" and not _LONG_RANDOM_PART.search(m.group("secret")):
+        return m.group(0)
+    return _assignment(bare=True)(m)
 
 
 def _random_word(m: re.Match[str]) -> str:
@@ -321,6 +333,8 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ),
     # Slack bot / user / app-level / refresh tokens.
     ("slack_token", LazyPattern(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), _whole("slack_token")),
+    # Mailgun's API keys: "key-" and 32 hex digits.
+    ("mailgun_key", LazyPattern(r"\bkey-[0-9a-f]{32}\b"), _whole("mailgun_key")),
     # OpenAI: sk-…, sk-proj-…, sk-svcacct-…. Must contain a digit, so a long hyphenated
     # slug that happens to start "sk-" is not taken for a key.
     (
@@ -396,7 +410,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_EQ_BARE, _assignment(bare=True)),
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
-    ("assignment", _PROSE_TOKEN, _assignment(bare=True)),
+    ("assignment", _PROSE_TOKEN, _prose_token),
     ("random", _RANDOM_WORD, _random_word),
 )
 
@@ -409,6 +423,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "stripe_key": ("_live_", "_test_"),
     "slack_token": ("xox",),
+    "mailgun_key": ("key-",),
     "openai_key": ("sk-",),
     "google_api_key": ("aiza",),
     "jwt": ("eyj",),

@@ -54,6 +54,7 @@ from ..recall.layers import Unit
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
+from . import digest
 from .signals import ALTERNATIVE_OF, EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
@@ -286,8 +287,9 @@ def uses(text: str) -> tuple[str, set[str]] | None:
 
 # What a fact says is used, without "use": "goes through X", "is done with X", "runs on X".
 _GOES_THROUGH = re.compile(
-    r"\b(?:goes|go|runs?|is\s+done|are\s+done|is\s+handled|are\s+handled|is\s+built|are\s+built)"
-    r"\s+(?:through|via|with|on|by)\s+`?([\w.\-/]+?)`?(?=[\s,;.:)]|$)",
+    r"\b(?:(?:goes|go|runs?|is\s+done|are\s+done|is\s+handled|are\s+handled|is\s+built|"
+    r"are\s+built)\s+(?:through|via|with|on|by)|(?:lives?|sits?|is\s+stored|are\s+stored|"
+    r"is\s+kept|are\s+kept)\s+(?:in|on|under))\s",
     re.IGNORECASE,
 )
 
@@ -307,10 +309,13 @@ def replaces(new: str, old: str) -> bool:
         return old_tool == rejected and chosen != old_tool
     if picked and _GOES_THROUGH.search(old):
         # "Logging goes through env_logger; …" after "use tracing instead of env_logger for
-        # logging": a fact that says what is used, by another verb.
+        # logging", "Probe calibration lives in /spiffs/calib.json on the SPIFFS partition"
+        # after "use NVS instead of SPIFFS for probe calibration": a fact that says what is
+        # used, or where a thing lives, by another verb.
         chosen, rejected = picked
-        said = {m.lower().strip("`") for m in _GOES_THROUGH.findall(old)}
-        return rejected in said and chosen not in set(_words(old))
+        names = {_tool(w) for w in re.findall(r"[\w.\-/]+", old.lower())}
+        words = names | set(_words(old))
+        return rejected in words and chosen not in words
     new_uses = uses(new)
     if new_uses and old_tool and new_uses[0] == old_tool and _NEGATION.search(new):
         # "never use requests" after "use requests for HTTP calls"; not "don't use requests in
@@ -443,10 +448,38 @@ def visible(e: Entry, project: str) -> bool:
     return e.source in ("identity", "wiki")
 
 
-def find_same(idx: Index, text: str, project: str) -> Entry | None:
+# Claude saving the person's rule in its own words in the same session: the two share this many
+# words of four letters or more, and this share of the rule's.
+SAVED_BY_CLAUDE_MIN_WORDS = 4
+SAVED_BY_CLAUDE_SHARE = 0.5
+
+
+def _long_words(text: str) -> set[str]:
+    return {w for w in _words(text) if len(w) >= 4 and w not in _HOW_WORDS}
+
+
+def saved_by_claude(e: Entry, text: str, since: float | None) -> bool:
+    """Whether ``e`` is a memory Claude Code wrote during this session (its file changed since
+    ``since``, the session's start) about the rule ``text``: the same reason in other words
+    ("Run the specs with --tag ~js; the js system specs need headless Chrome, which this
+    machine doesn't have" for "don't run the whole suite - the js system specs drive headless
+    Chrome and there's no Chrome on this machine")."""
+    if since is None or not e.client_written:
+        return False
+    try:
+        if os.path.getmtime(e.path) < since:
+            return False
+    except OSError:
+        return False
+    mine, theirs = _long_words(text), _long_words(e.body or e.description)
+    shared = len(mine & theirs)
+    return shared >= SAVED_BY_CLAUDE_MIN_WORDS and shared >= SAVED_BY_CLAUDE_SHARE * len(mine)
+
+
+def find_same(idx: Index, text: str, project: str, since: float | None = None) -> Entry | None:
     """The memory a session in ``project`` could be given that already says ``text``; a
     forgotten one counts (it is not captured again), a superseded one does not (saying the
-    old fact again is news)."""
+    old fact again is news). ``since``: the session's start, for what Claude saved in it."""
     from ..store.search import search
 
     hits = search(
@@ -464,7 +497,7 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         if not visible(e, project) or not os.path.exists(e.path):
             continue
         said = e.body or e.description
-        if same_fact(text, said) or same_rule(text, said):
+        if same_fact(text, said) or same_rule(text, said) or saved_by_claude(e, text, since):
             if e.superseded_by and not e.forgotten:
                 continue
             same.append(e)
@@ -613,7 +646,9 @@ def capture_one(
     fact stays forgotten when Claude repeats it, and comes back when the person says it again
     (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
-    same = find_same(idx, text, project)
+    started = digest.epoch(str(state.get("first_ts") or ""))
+    # A minute of slack: the transcript's clock and the file's are not the same clock.
+    same = find_same(idx, text, project, None if started is None else started - 60)
     if same is not None:
         if same.forgotten and signal not in USER_KINDS:
             # Claude repeating what a person retired is no reason to bring it back.

@@ -208,6 +208,7 @@ _RULE = LazyPattern(
       | we\s+(?:always|never|don'?t|do\s+not)
       | (?:you|we)\s+(?:should|must)\s+(?:always|never|not)
       | prefer\s+\S+.*\b(?:over|to|instead\s+of|rather\s+than)\b
+      | (?:every|all|any|each)\s+(?:[\w\-.']+\s+){1,5}?(?:has\s+to|have\s+to|must|needs?\s+to)
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -245,6 +246,7 @@ _IDENTITY = LazyPattern(
         (?:as|in|to\s+be|kept|that|with|without)\b.+)
       | (?:i'?m|i\s+am)\s+
         (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
+          |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new)\s+\w.+)
           |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?)
     )$""",
     re.VERBOSE,
@@ -303,11 +305,18 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
     return "is", f"is {rest}"
 
 
+# "Rosa here." on its own: the person says who they are.
+_NAME_HERE = LazyPattern(r"^(?P<n>[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here[.!]?$")
+
+
 def _identity(sentence: str) -> str:
     """The person's statement about themselves, in the third person ("The user prefers terse
     answers.", "The user is Dana and works on the payments backend."), or "". A later clause
     that says something else ("I'm Dana, I need the logs") is left out, and a statement that
     would keep a first-person word is not one: never "The user is Dana, I work on …"."""
+    named = _NAME_HERE.match(sentence.strip())
+    if named:
+        return f"The user's name is {named.group('n')}."
     s = sentence.strip().rstrip(".!")
     if not s.lower().startswith(_I_HINTS) or s.endswith("?"):
         return ""
@@ -374,13 +383,43 @@ def _preference(clause: str) -> bool:
     return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
+# An order with "whenever" stands for every later time: "bump FIRMWARE_VERSION in main/version.h
+# whenever anything under main/ changes". Not a statement ("the build breaks whenever …").
+_STANDING_ORDER = LazyPattern(
+    r"""^(?!(?:i|we|you|it|the|this|that|these|those|they|he|she|there|our|my|a|an|if|when)\b)
+        [a-z]+\b(?![a-z]*(?:ed|s)\b).*\b(?:whenever|every\s+time|each\s+time|any\s+time)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A preamble before a colon that says a rule or a preference comes: "one thing I want to get
+# ahead of: don't pass email bodies …", "one preference before we start: when you explain
+# something, show the code first". At most this many words before the colon.
+PREAMBLE_MAX_WORDS = 9
+_PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
+_PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.IGNORECASE)
+
+
+def _drop_preamble(sentence: str) -> tuple[str, bool]:
+    """``sentence`` without a short preamble before a colon when what follows is a rule or a
+    labelled preference; and whether the preamble said "preference"."""
+    m = _PREAMBLE.match(sentence)
+    if not m or len(m.group("pre").split()) > PREAMBLE_MAX_WORDS:
+        return sentence, False
+    rest = m.group("rest")
+    if _PREFERENCE_WORD.search(m.group("pre")):
+        return rest, True
+    bare, _ = strip_lead_in(rest)
+    if _RULE.match(bare) or re.match(_RULE_OPENER, bare, re.IGNORECASE):
+        return rest, False
+    return sentence, False
+
+
 def _user_kind(fact: str, lead: set[str]) -> str:
     """correction, rule, heuristic or "" for a person's clause (lead-ins already stripped)."""
     if len(fact.split()) < MIN_RULE_WORDS or fact.rstrip().endswith("?"):
         return ""
     if _NOT_A_RULE.match(fact):
         return ""
-    if "remember" in lead or _RULE.match(fact):
+    if "remember" in lead or _RULE.match(fact) or _STANDING_ORDER.match(fact):
         kind = "rule"
     elif _IMPERATIVE.match(fact) and ("no" in lead or _INSTEAD.search(fact)):
         kind = "correction"
@@ -490,6 +529,11 @@ _NOT_SO = LazyPattern(
     r"\b(?:not|never|no|\w+n't|will|would|might|may|could|should|must|can|shall|if)\b",
     re.IGNORECASE,
 )
+# The value it had before, said after the change: "…, down from 8", "…, was 24".
+_OLD_VALUE = LazyPattern(
+    r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$",
+    re.IGNORECASE,
+)
 # Words before a change that make it a condition or a question, not a fact.
 _CONDITION = LazyPattern(
     r"\b(?:if|when|unless|once|whether|maybe|might|should|would|could)\b", re.IGNORECASE
@@ -547,6 +591,15 @@ def _change(clause: str) -> tuple[str, str] | None:
     hedge = _HEDGE.match(s)
     if hedge:
         s = s[hedge.end() :]
+    # "…, down from 8": the old value said too, so it is a change whatever it is about.
+    was = _OLD_VALUE.search(s)
+    if was:
+        s = s[: was.start()]
+    if not hedge and ": " in s:
+        # "sales renegotiated the contracts: the first-reply promise is 4 hours now".
+        head, _, tail = s.partition(": ")
+        if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
+            s = tail.strip()
     m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s)
     if not m and not hedge and "," in s:
         # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
@@ -573,7 +626,7 @@ def _change(clause: str) -> tuple[str, str] | None:
     text = f"{subject} {verb} {prep}{value}."
     settled = not hedge and not _ONE_OFF.search(s)  # not "temporarily moved", "for now"
     # A setting named as in the code ("minSdk", "max_retries") is of the project's setup.
-    setup = bool(code) or bool(_SETUP_NOUN.search(subject))
+    setup = bool(code) or bool(was) or bool(_SETUP_NOUN.search(subject))
     kind = "change" if settled and setup else "heuristic"
     return kind, _WS.sub(" ", text)
 
@@ -598,12 +651,14 @@ _MOVE_OFF = LazyPattern(
     r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
         (?:mov(?:e|ed)|switch(?:ed)?|migrat(?:e|ed)|port(?:ed)?)\s+
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|everything)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+
-        (?:off(?:\s+of)?|away\s+from|from)\s+`?(?P<old>[\w.\-/]+)`?\s+
-        (?:and\s+)?(?:onto|to|over\s+to|into)\s+`?(?P<new>[\w.\-/]+)`?
-        (?P<rest>(?:\s.*)?)$""",
+        (?:off(?:\s+of)?|away\s+from|from|out\s+of)\s+(?:the\s+)?`?(?P<old>[\w.\-/]+)`?
+        (?P<old_more>(?:\s+(?!and\b|onto\b|to\b|into\b)[\w.\-/]+){0,2})\s*,?\s+
+        (?:and\s+)?(?:onto|to|over\s+to|into)\s+(?:the\s+)?`?(?P<new>[\w.\-/]+)`?
+        (?P<rest>(?:[\s,].*)?)$""",
     re.IGNORECASE | re.VERBOSE,
 )
-_CODE_LIKE = re.compile(r"[_.\-/]")
+# A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
+_CODE_LIKE = re.compile(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$")
 
 
 def _move_off(clause: str) -> tuple[str, str] | None:
@@ -666,6 +721,14 @@ def user_signals(prompt: str) -> list[Signal]:
             continue
         for sentence in sentences(line):
             sentence, lead = strip_lead_in(sentence)
+            rest, labelled = _drop_preamble(sentence)
+            if rest != sentence:
+                sentence, more = strip_lead_in(rest)
+                lead |= more
+            if labelled and not sentence.endswith("?") and len(sentence.split()) >= MIN_RULE_WORDS:
+                # "one preference before we start: …": said to be how they want to be answered.
+                out.append(Signal("preference", tidy(sentence), line))
+                continue
             who = _identity(sentence)
             if who:
                 out.append(Signal("identity", tidy(who), line))
