@@ -193,6 +193,7 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Bump FIRMWARE_VERSION in main/version.h whenever anything under main/ "
                    "changes.")]),
         ("the build breaks whenever I touch the lockfile", []),
+        ("moisture readings are garbage whenever wifi is up", []),
         ("Docker here is slow", []),
         # blind3: a lead-in before a preference, "please" at its end, "I lead the … team".
         ("hi, I'm Ingrid, I lead the team that owns the inventory service. one thing up front: "

@@ -54,7 +54,6 @@ from ..recall.layers import Unit
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
-from . import digest
 from .signals import ALTERNATIVE_OF, EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
@@ -646,9 +645,11 @@ def capture_one(
     fact stays forgotten when Claude repeats it, and comes back when the person says it again
     (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
-    started = digest.epoch(str(state.get("first_ts") or ""))
-    # A minute of slack: the transcript's clock and the file's are not the same clock.
-    same = find_same(idx, text, project, None if started is None else started - 60)
+    # When memory-tool first saw the session, by the clock file times use (a transcript's
+    # timestamps may come from another clock); a minute of slack.
+    started = state.get("created_at")
+    since = float(started) - 60 if isinstance(started, (int, float)) else None
+    same = find_same(idx, text, project, since)
     if same is not None:
         if same.forgotten and signal not in USER_KINDS:
             # Claude repeating what a person retired is no reason to bring it back.

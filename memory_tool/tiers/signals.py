@@ -386,8 +386,10 @@ def _preference(clause: str) -> bool:
 # An order with "whenever" stands for every later time: "bump FIRMWARE_VERSION in main/version.h
 # whenever anything under main/ changes". Not a statement ("the build breaks whenever …").
 _STANDING_ORDER = LazyPattern(
-    r"""^(?!(?:i|we|you|it|the|this|that|these|those|they|he|she|there|our|my|a|an|if|when)\b)
-        [a-z]+\b(?![a-z]*(?:ed|s)\b).*\b(?:whenever|every\s+time|each\s+time|any\s+time)\b""",
+    r"""^(?:bump|update|regenerate|rebuild|restart|rerun|re-run|notify|tag|clear|flush|
+        increment|reset|refresh|sync|rotate|delete|drop|open|create|file|ping|tell|run|add|
+        remove|write|check|test|commit|push|deploy|call|log|send|keep|use|set|make|put|back\s+up)\b
+        .*\b(?:whenever|every\s+time|each\s+time|any\s+time)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A preamble before a colon that says a rule or a preference comes: "one thing I want to get
