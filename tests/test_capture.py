@@ -5,6 +5,7 @@ learned. Through the real hook process, real files and a real SQLite index in a 
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from pathlib import Path
@@ -172,6 +173,33 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Never run terraform apply against prod from a laptop; open a PR and Atlantis "
                    "applies it after review.")]),
         ("I like the new layout", []),
+        # blind4: a rule after a preamble and a colon; a preference labelled as one; "every …
+        # has to"; an order with "whenever"; "Rosa here." and "I'm the only developer at …".
+        ("outbound mail goes through Mailgun. and one thing I want to get ahead of: don't pass "
+         "email bodies into Sidekiq job arguments. args sit in Redis",
+         [("rule", "Don't pass email bodies into Sidekiq job arguments.")]),
+        ("hey! Rosa here. I'm the only developer at Fernhill, so it's me on both apps. one "
+         "preference before we start: when you explain something, show the code first and "
+         "keep the explanation after it, short. today's thing: paginate it",
+         [("identity", "The user's name is Rosa."),
+          ("identity", "The user is the only developer at Fernhill."),
+          ("preference", "When you explain something, show the code first and keep the "
+                         "explanation after it, short.")]),
+        ("give them a my tickets page. every query on tickets there has to go through "
+         "Current.account",
+         [("rule", "Every query on tickets there has to go through Current.account.")]),
+        ("the SHT45 change is ready. bump FIRMWARE_VERSION in main/version.h whenever anything "
+         "under main/ changes",
+         [("rule", "Bump FIRMWARE_VERSION in main/version.h whenever anything under main/ "
+                   "changes.")]),
+        ("the build breaks whenever I touch the lockfile", []),
+        ("moisture readings are garbage whenever wifi is up", []),
+        ("Docker here is slow", []),
+        # blind3: a lead-in before a preference, "please" at its end, "I lead the … team".
+        ("hi, I'm Ingrid, I lead the team that owns the inventory service. one thing up front: "
+         "no emoji in answers, please. first job: set up a Postgres connection",
+         [("identity", "The user is Ingrid and leads the team that owns the inventory service."),
+          ("preference", "No emoji in answers.")]),
         ("I need the logs from yesterday", []),
     ],
 )  # fmt: skip
@@ -213,6 +241,23 @@ def test_the_persons_signals_are_clean_single_facts(
          "DynamoDB table",
          [("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")]),
         ("switch the CI job to ubuntu-24.04", [("change", "The CI job switched to ubuntu-24.04.")]),
+        # An environment as the subject, the change after what led to it (blind3).
+        ("platform moved us over last night, staging is in the supply-stg namespace now. fix "
+         "the deploy manifests", [("change", "Staging is now in the supply-stg namespace.")]),
+        # A part of the project moved from one tool to another, the how kept (blind3).
+        ("let's move logging off env_logger and onto tracing with tracing-subscriber. I want a "
+         "span per input file",
+         [("correction", "Use tracing instead of env_logger for logging (with "
+                         "tracing-subscriber).")]),
+        ("we migrated the tests from nose to pytest",
+         [("correction", "Use pytest instead of nose for tests.")]),
+        # blind4: "out of … and into …"; a change said after a colon, with its old value.
+        ("let's move the probe calibration out of the SPIFFS json and into NVS, and drop the "
+         "SPIFFS partition altogether",
+         [("correction", "Use NVS instead of SPIFFS for probe calibration.")]),
+        ("heads up, sales renegotiated the enterprise contracts: the first-reply promise is 4 "
+         "working hours now, down from 8. update the due-by calculation",
+         [("change", "The first-reply promise is now 4 working hours.")]),
     ],
 )  # fmt: skip
 def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, str]]) -> None:
@@ -249,6 +294,10 @@ NOT_A_CHANGE = [
     "when the release is out, minSdk is 26 now",
     "my_var is broken now",
     "switch the tab to dark mode",
+    "move the button from left to right",
+    "should we move logging off env_logger onto tracing?",
+    "staging is broken now",
+    "prod is down now",
     "switch it to v2",
     "move the button to the left",
     "switch the CI job to ubuntu-24.04 for now",
@@ -569,6 +618,37 @@ def test_a_rule_claude_saved_to_auto_memory_is_not_captured_again(
     assert claude_file.read_bytes() == written
 
 
+def test_a_rule_claude_saved_in_its_own_words_in_the_same_session_is_not_kept_twice(
+    project: Path, state: Path
+) -> None:
+    # blind4: Claude saved "Run the specs with … --tag ~js; the js system specs need headless
+    # Chrome …" while the person said "don't run the whole suite - the js system specs drive
+    # headless Chrome …"; both were kept and both loaded in 19 requests.
+    folder = paths.project_memory_dir(project)
+    write_memory(folder, "feedback_rspec_skip_js.md",
+                 "Run the specs with bundle exec rspec --tag ~js; the js-tagged system specs need "
+                 "headless Chrome, which this machine doesn't have.", type_="feedback")  # fmt: skip
+    session(project, [("user", "write specs for the stale job. and please don't run the whole "
+                               "suite - the js system specs drive headless Chrome and there's no "
+                               "Chrome on this machine")])  # fmt: skip
+    assert list(memories(project)) == ["feedback_rspec_skip_js.md"]
+
+
+def test_an_older_claude_memory_on_the_topic_does_not_stop_a_new_rule(
+    project: Path, state: Path
+) -> None:
+    folder = paths.project_memory_dir(project)
+    old = write_memory(folder, "feedback_rspec_skip_js.md",
+                       "Run the specs with bundle exec rspec --tag ~js; the js-tagged system specs "
+                       "need headless Chrome, which this machine doesn't have.",
+                       type_="feedback")  # fmt: skip
+    os.utime(old, (1_600_000_000, 1_600_000_000))  # written long before this session
+    said = ("please don't run the whole suite - the js system specs drive headless Chrome and "
+            "there's no Chrome on this machine")  # fmt: skip
+    session(project, [("user", said)])
+    assert len(memories(project)) == 2
+
+
 def test_a_palace_memory_that_says_it_already_is_a_repeat(project: Path, state: Path) -> None:
     room = state / "rooms" / "testing"
     write_memory(room, "mypy.md", "Always run mypy before committing.", type_="feedback")
@@ -629,8 +709,19 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
         ("Use pytest for tests.", "Use ruff for linting.", False),
         ("Don't use requests in tests.", "Use requests for HTTP calls.", False),
         ("Always run mypy before committing.", "Never push to main directly.", False),
+        # A fact that says what is used by another verb (blind3: the old logging decision
+        # kept loading in 20 requests after the switch).
+        ("Use tracing instead of env_logger for logging (with tracing-subscriber).",
+         "Logging goes through env_logger; -v sets the filter to debug.", True),
+        ("Use httpx instead of requests.", "HTTP calls go through requests with a 5 s timeout.",
+         True),
+        ("Use tracing instead of env_logger for logging.", "Never log secrets with env_logger.",
+         False),
+        ("Use httpx instead of requests.", "HTTP calls go through httpx and requests.", False),
+        ("Use NVS instead of SPIFFS for probe calibration.",
+         "Probe calibration lives in /spiffs/calib.json on the SPIFFS partition.", True),
     ],
-)
+)  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:
     assert capture.replaces(new, old) is replaced
 
@@ -660,6 +751,22 @@ def test_a_new_decision_supersedes_the_old_one_which_stays_as_history(
     assert "polars" in brief and "pandas" not in brief and "push to main" in brief
     found_ids = CliRunner().invoke(main, ["search", "events loader"]).output
     assert old_id in found_ids and new_id in found_ids
+
+
+def test_moving_a_part_off_a_tool_retires_the_decision_that_named_it(
+    project: Path, state: Path
+) -> None:
+    # blind3: the switch was taken for a repeat of the decision it retires, so the old
+    # decision kept loading in 20 requests and the new one was never kept.
+    session(project, [("assistant", "[DECISION] Logging goes through env_logger; -v sets the "
+                                    "filter to debug and RUST_LOG overrides it.")])  # fmt: skip
+    session(project, [("user", "let's move logging off env_logger and onto tracing with "
+                               "tracing-subscriber. I want a span per input file")])  # fmt: skip
+    by_body = {body: meta for meta, body in memories(project).values()}
+    new = by_body["Use tracing instead of env_logger for logging (with tracing-subscriber)."]
+    old = next(meta for body, meta in by_body.items() if body.startswith("Logging goes"))
+    assert new["origin"] == "capture:correction"
+    assert old["superseded_by"] and new["supersedes"]
 
 
 def test_a_switch_and_a_changed_fact_said_plainly_retire_the_older_memories(
@@ -829,6 +936,14 @@ def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
          "Use requests instead of httpx, it is simpler.", False),
         ("Call retry() around S3 reads.", "Never call retry() around S3 writes.", False),
         ("Use formatDate() for dates on screen.", "Use formatDate() for times in logs.", False),
+        ("Use tracing instead of env_logger for logging (with tracing-subscriber).",
+         "Logging goes through env_logger; -v sets the filter to debug.", False),
+        # blind3: said three times, kept twice.
+        ("Every outbound gRPC call gets a deadline.",
+         "Always set a deadline on outgoing gRPC calls, a hung catalog took the service down.",
+         True),
+        ("Always set a deadline on incoming gRPC calls.",
+         "Always set a deadline on outgoing gRPC calls.", False),
     ],
 )  # fmt: skip
 def test_what_counts_as_the_same_rule_said_again(new: str, old: str, same: bool) -> None:

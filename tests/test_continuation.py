@@ -80,6 +80,16 @@ def _cold(project: Path, task: str, body: str) -> None:
          ["moving", "dns", "zones", "terraform"]),
         ("roll back to the old config", []),  # puts a thing back: a task
         ("go back to the previous parser", []),
+        # blind3: "finished" goes on with something; "what was left over" and "what's next
+        # here" ask where things were, with no topic.
+        ("ok, let's get the whole-cart reservation call finished",
+         ["whole", "cart", "reservation", "call"]),
+        ("what was left over from yesterday?", []),
+        ("remind me what's next here", []),
+        # blind4
+        ("right, back to making bad firmware updates survivable",
+         ["firmware", "updates", "survivable"]),
+        ("send it back to the client", []),
     ],
 )  # fmt: skip
 def test_the_topic_of_a_continuation(prompt: str, topic: list[str]) -> None:

@@ -466,3 +466,42 @@ def test_a_password_said_in_prose_is_redacted(text: str, secret: str) -> None:
 )
 def test_prose_about_passwords_is_kept(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # The third held-out week (blind3): a token said in prose reached a cold summary and
+        # the hot file.
+        ("the crates.io token for CI is cio8Hq2ZtV5mR1xW7bN4kP9dJ3sL6fY0aCe, store it as the "
+         "CARGO_REGISTRY_TOKEN repo secret", "cio8Hq2ZtV5mR1xW7bN4kP9dJ3sL6fY0aCe"),
+        ("our api key: 7f3a9c2e1b8d4f6a0c5e", "7f3a9c2e1b8d4f6a0c5e"),
+        # blind4: a Mailgun key said in prose reached the hot file.
+        ("outbound mail goes through Mailgun now, the sending key is "
+         "key-1ef1833663ab1cb59ec4a43a13bd1fd3 - put it in the credentials",
+         "1ef1833663ab1cb59ec4a43a13bd1fd3"),
+        ("the signing key is 9f8e7d6c5b4a39281706f5e4", "9f8e7d6c5b4a39281706f5e4"),
+        # No name next to it at all: a random word of capitals, small letters and digits.
+        ("paste this in: Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5", "Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5"),
+    ],
+)  # fmt: skip
+def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the token for CI is stored in vault",
+        "the key for staging is k8s-staging-cluster-v2",
+        "the key is in the vault",
+        "commit 3f9a2b1c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a is the fix",
+        "request 550e8400-e29b-41d4-a716-446655440000 failed",
+        "class AbstractSingletonProxyFactoryBean2 extends Base",
+        "see src/components/VeryLongComponentNameForTheBookingScreen2.tsx",
+    ],
+)
+def test_names_hashes_and_ids_are_not_taken_for_tokens(text: str) -> None:
+    assert redact(text) == text

@@ -512,3 +512,17 @@ def test_wiki_records_promoted_from_another_project_stay_with_it(project: Path) 
     )
     assert "partitioned by month" not in text
     assert "pool holds 20" in text and "never after" in text
+
+
+def test_full_text_does_not_give_a_cut_description_of_its_own_body() -> None:
+    # blind4: a captured reference's description is its body cut with "…": L3 gave the
+    # description line and then the body, the same fact twice.
+    from memory_tool.store.entry import Entry, full_text
+
+    body = "components/sensirion/crc8.c sensirion_crc8() checks the CRC-8 on every frame."
+    e = Entry(id="r-abc123", path="/x.md", source="claude", type="reference", name="crc8",
+              description=body[:40] + "…", body=body)  # fmt: skip
+    assert full_text(e).count("sensirion_crc8()") == 1
+    other = Entry(id="r-abc124", path="/y.md", source="claude", type="reference", name="crc8",
+                  description="How frames are checked", body=body)  # fmt: skip
+    assert "How frames are checked" in full_text(other)

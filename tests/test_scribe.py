@@ -299,7 +299,9 @@ def test_a_long_session_fills_toward_a_tenth_with_one_line_per_turn(
     target = min(scribe.COLD_MAX_CHARS, state["text_chars"] * scribe.COLD_RATIO)
     assert 0.6 * target < len(body) <= target + 400  # filled toward the target, not past it
     turns = body.split("## Turns\n")[1].splitlines()
-    assert turns[0].startswith("- Step 0: tune the cache eviction for shard 0 → Shard 0: LRU")
+    # The first turn asked the task: the summary says it once, on its Task line.
+    assert body.lstrip().startswith("Task: Step 0: tune the cache eviction for shard 0")
+    assert turns[0].startswith("- (the task above) → Shard 0: LRU")
     # Both ends of the session survive the cap on kept turns.
     assert any(t.startswith("- Step 59:") for t in turns)
     assert len(turns) <= digest.KEEP_FIRST_TURNS + digest.KEEP_LAST_TURNS
@@ -475,3 +477,20 @@ def test_an_idle_sessions_summary_is_never_the_latest_earlier_session(
         latest = inject.latest_cold(idx, paths.project_key(project))
     assert "0 tool calls" in idle_path.read_text(encoding="utf-8")
     assert latest is not None and latest.path == str(worked)
+
+
+def test_the_task_line_leaves_out_what_became_a_memory() -> None:
+    # blind4: "Task: … remember: the field units only have 4 MB flash …" came with the rule in
+    # the same request: the sentence is a memory of its own.
+    rule = "The field units only have 4 MB flash, so the app image has to stay under 1.5 MB."
+    full = digest.new_state("s-lessons", "/tmp", "")
+    full.update({"notes": [{"kind": "correction", "text": rule, "role": "u"}],
+                 "first_task": "the builds got bigger. remember: the field units only have 4 MB "
+                               "flash, so the app image has to stay under 1.5 MB. find what grew?",
+                 "task": "never log from inside an ISR. no ESP_LOGx there",
+                 "final": "Found it."})  # fmt: skip
+    full["notes"].append({"kind": "correction", "text": "Never log from inside an ISR.",
+                          "role": "u"})  # fmt: skip
+    items = dict((line.split(":", 1)[0], line) for _, line in scribe.summary_items(full))
+    assert items["Task"] == "Task: the builds got bigger. find what grew?"
+    assert items["Last request"] == "Last request: no ESP_LOGx there"

@@ -51,6 +51,10 @@ def test_prompts_are_recognised(situation: str) -> None:
         ("continue", "resume"),
         ("ok, carry on", "resume"),
         ("Where did we leave off with the parser?", "resume"),
+        ("what was left over from yesterday?", "resume"),  # blind3
+        ("remind me what's next here", "resume"),
+        ("what was I in the middle of before I left yesterday?", "resume"),  # blind4
+        ("where did I leave things here?", "resume"),
         ("continue the refactor of the payments module and add tests for every new path", "new"),
         ("The export is broken", "new"),  # a failure, but nothing says it recurs
         ("Why does the flaky upload test keep failing?", "debug"),

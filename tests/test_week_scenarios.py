@@ -42,7 +42,7 @@ def scenario(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 def test_the_known_scenarios_are_there() -> None:
-    assert {"dev", "blind", "blind2", "blind3"} <= set(SCENARIOS)
+    assert {"dev", "blind", "blind2", "blind3", "blind4"} <= set(SCENARIOS)
 
 
 def test_it_loads_by_name_and_names_itself(scenario: dict[str, Any]) -> None:

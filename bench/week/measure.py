@@ -29,8 +29,9 @@ FRAME_RE = re.compile(
     r"^Before a long session ends"
 )
 # Conversational lead-ins that a clean captured fact should not start with (issue 22, item 2).
+# "no" only with its comma: "no, use httpx" is a lead-in, "No emoji in answers." a fact.
 LEAD_IN_RE = re.compile(
-    r"^\W*(?:no|also|actually|remember|ok so|ok|okay|so|and|but)\b[,:]?\s", re.IGNORECASE
+    r"^\W*(?:no[,:]|(?:also|actually|remember|ok so|ok|okay|so|and|but)\b[,:]?)\s", re.IGNORECASE
 )
 RAW_TAG_RE = re.compile(r"\[(?:DECISION|GOTCHA|DEFER|REUSE)\]")
 # A tag that swallowed the next line or a trailing word ("... TTL. done").

@@ -3,7 +3,7 @@ in the sandbox as a user installs it, then day-7 topic prompts; measures what re
 
     .venv/bin/python bench/week/week.py --scenario dev          # ~26 sessions + 22 topics
     .venv/bin/python bench/week/week.py --scenario blind        # held out, already run once
-    .venv/bin/python bench/week/week.py --scenario blind2       # the held-out scenario
+    .venv/bin/python bench/week/week.py --scenario blind3       # a scenario by name
     .venv/bin/python bench/week/week.py --scenario dev --days 2 # a short run
 
 Offline: the stand-in API (tests/e2e/fake_api.py) answers with the scenario's scripted turns and
@@ -540,7 +540,7 @@ def run_week(scenario: dict[str, Any], out: Path, *, days: int | None = None) ->
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scenario", default="dev", help="dev, blind, blind2, or a JSON path")
+    ap.add_argument("--scenario", default="dev", help="dev, blind, blind2, blind3, or a JSON path")
     ap.add_argument("--out", type=Path, default=None, help="default bench/out/week-<scenario>")
     ap.add_argument("--days", type=int, default=None, help="only the first N days")
     a = ap.parse_args(argv)

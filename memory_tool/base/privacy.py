@@ -206,6 +206,47 @@ _PROSE_PASSWORD = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 
+# A token or key said in prose: "the crates.io token for CI is cio8Hq2Zt…", "the API key: 9f…"
+# (not a bare "key": "the key for staging is k8s-staging-v2" names a cluster).
+# Up to four words may name what it is for; only a long value with a letter and a digit (16
+# characters at least) counts: "the token for CI is stored in vault" stays as it is.
+_PROSE_TOKEN = LazyPattern(
+    r"""(?<![\w-])(?P<key>(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key))(?![\w-])
+        (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?)?
+        [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
+        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.]{16,})""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# A credential with no name next to it: one word of 24 characters or more that mixes at least
+# four digits, four capitals and four small letters (cio8Hq2ZtV5mR1xW7bN4kP9dJ3sL6fY0aCe). A
+# git hash (no capitals), a UUID, a path or a CamelCase name from code (few digits) is none.
+_RANDOM_WORD = LazyPattern(r"(?<![\w/.\-])(?P<secret>[A-Za-z0-9]{24,})(?![\w/.\-])")
+RANDOM_MIN_EACH = 4
+
+
+# A bare "key" names too much ("the key for staging is k8s-staging-v2"): its value counts only
+# with a part of 16 characters or more that mixes letters and digits ("the sending key is
+# key-1ef18336…").
+_LONG_RANDOM_PART = LazyPattern(r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{16,}")
+
+
+def _prose_token(m: re.Match[str]) -> str:
+    if m.group("kw").lower() == "key" and not _LONG_RANDOM_PART.search(m.group("secret")):
+        return m.group(0)
+    return _assignment(bare=True)(m)
+
+
+def _random_word(m: re.Match[str]) -> str:
+    word = m.group("secret")
+    digits = sum(c.isdigit() for c in word)
+    upper = sum(c.isupper() for c in word)
+    lower = sum(c.islower() for c in word)
+    if min(digits, upper, lower) < RANDOM_MIN_EACH:
+        return word
+    return "[REDACTED:secret]"
+
+
 # Assignment values that are placeholders or code, not secrets: redacting them would only
 # destroy useful text (`password=None`, `token=$GITHUB_TOKEN`, `api_key=os.environ[...]`,
 # `token=request.headers[...]`, `secret=get_secret()`).
@@ -292,6 +333,8 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ),
     # Slack bot / user / app-level / refresh tokens.
     ("slack_token", LazyPattern(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), _whole("slack_token")),
+    # Mailgun's API keys: "key-" and 32 hex digits.
+    ("mailgun_key", LazyPattern(r"\bkey-[0-9a-f]{32}\b"), _whole("mailgun_key")),
     # OpenAI: sk-…, sk-proj-…, sk-svcacct-…. Must contain a digit, so a long hyphenated
     # slug that happens to start "sk-" is not taken for a key.
     (
@@ -367,6 +410,8 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_EQ_BARE, _assignment(bare=True)),
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
+    ("assignment", _PROSE_TOKEN, _prose_token),
+    ("random", _RANDOM_WORD, _random_word),
 )
 
 
@@ -378,6 +423,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "stripe_key": ("_live_", "_test_"),
     "slack_token": ("xox",),
+    "mailgun_key": ("key-",),
     "openai_key": ("sk-",),
     "google_api_key": ("aiza",),
     "jwt": ("eyj",),
@@ -387,6 +433,8 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "basic_auth": ("authorization",),
     "aws_secret_key": ("secret",),
     "assignment": ("pass", "secret", "token", "key"),
+    # Any text may hold one; the pattern is one character class, cheap to compile and run.
+    "random": ("",),
 }
 
 

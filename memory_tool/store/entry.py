@@ -591,7 +591,10 @@ def full_text(entry: Entry) -> str:
     head = entry.name or entry.id
     team = team_label(entry).strip()
     parts = [f"# {head} [{entry.id}]" + (f" {team}" if team else "")]
-    if entry.description and not one_line(entry.body).startswith(one_line(entry.description)):
+    # A description that is the body's start (cut short with "…", as capture writes it) would
+    # give the fact twice.
+    said = one_line(entry.description).rstrip("…").rstrip()
+    if said and not one_line(entry.body).startswith(said):
         parts.append(entry.description)
     meta = f"type: {entry.type}; room: {entry.room or '-'}; created: {entry.created or '?'}"
     history = history_label(entry)

@@ -54,7 +54,8 @@ FULL_REFRESH_INTERVAL_S = 300
 #    ``extra``.
 # 7: `paths:` globs (the files a memory is tied to) are read and indexed (entry_paths).
 # 8: a file over MAX_FILE_BYTES is not read (was: its first part), an unreadable one says why.
-PARSER_VERSION = "8"
+# 9: full text leaves out a description that is its body cut short ("…"): counts change.
+PARSER_VERSION = "9"
 # Sources whose files a project's machine-independent id seeds the ids of (what sync carries
 # under ``projects/<id>/``), and where the ids in force were last applied.
 SHARED_SOURCES = ("claude", "cold")

@@ -284,6 +284,15 @@ def uses(text: str) -> tuple[str, set[str]] | None:
     return _tool(m.group("tool")), rest
 
 
+# What a fact says is used, without "use": "goes through X", "is done with X", "runs on X".
+_GOES_THROUGH = re.compile(
+    r"\b(?:(?:goes|go|runs?|is\s+done|are\s+done|is\s+handled|are\s+handled|is\s+built|"
+    r"are\s+built)\s+(?:through|via|with|on|by)|(?:lives?|sits?|is\s+stored|are\s+stored|"
+    r"is\s+kept|are\s+kept)\s+(?:in|on|under))\s",
+    re.IGNORECASE,
+)
+
+
 def replaces(new: str, old: str) -> bool:
     """Whether the fact ``new`` replaces the memory text ``old``: it chooses something else for
     what ``old`` chose ("use ruff instead of flake8" after "use flake8 for linting"; "use
@@ -297,6 +306,15 @@ def replaces(new: str, old: str) -> bool:
     if picked and old_tool:
         chosen, rejected = picked
         return old_tool == rejected and chosen != old_tool
+    if picked and _GOES_THROUGH.search(old):
+        # "Logging goes through env_logger; …" after "use tracing instead of env_logger for
+        # logging", "Probe calibration lives in /spiffs/calib.json on the SPIFFS partition"
+        # after "use NVS instead of SPIFFS for probe calibration": a fact that says what is
+        # used, or where a thing lives, by another verb.
+        chosen, rejected = picked
+        names = {_tool(w) for w in re.findall(r"[\w.\-/]+", old.lower())}
+        words = names | set(_words(old))
+        return rejected in words and chosen not in words
     new_uses = uses(new)
     if new_uses and old_tool and new_uses[0] == old_tool and _NEGATION.search(new):
         # "never use requests" after "use requests for HTTP calls"; not "don't use requests in
@@ -358,10 +376,32 @@ _REASON_BREAK = re.compile(
 # share one name the same way are about the same thing; plain words are not enough ("always run
 # tests before pushing" and "always run lint before pushing" share three of four).
 _CODE_NAME = re.compile(r"`[^`]+`|\b\w+\(\)|\b\w*[a-z][A-Z]\w*|\b\w+(?:[._/]\w+)+")
-# Of the smaller rule's words, at least this share is in the other's: a reworded repeat
-# ("user-facing strings always go through t()" after "Always wrap user-facing strings in t()").
-CORE_SHARE_MIN = 0.75
+# Of the smaller rule's words (light words out, plurals folded), this share is in the other's: a
+# reworded repeat ("user-facing strings always go through t()" after "Always wrap user-facing
+# strings in t()"). All of them: one word apart is another rule ("incoming" for "outgoing").
+CORE_SHARE_MIN = 1.0
 CORE_MIN_WORDS = 3
+
+
+# Words that say how often or how much, not what: "Every outbound gRPC call gets a deadline"
+# and "Always set a deadline on outgoing gRPC calls" are one rule.
+_LIGHT_WORDS = frozenset(
+    "every each all any gets get got set sets goes go through has have make makes need needs "
+    "want wants".split()
+)
+# Words that say the same direction.
+_SAME_WORD = {"outbound": "outgoing", "inbound": "incoming"}
+
+
+def _rule_words(text: str) -> set[str]:
+    """A rule's key words, light words out, a plural's "s" off ("calls" is "call")."""
+    out = set()
+    for w in _key_words(text):
+        if w in _LIGHT_WORDS:
+            continue
+        w = _SAME_WORD.get(w, w)
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
 
 
 def _core(text: str) -> str:
@@ -381,6 +421,9 @@ def same_rule(new: str, old: str) -> bool:
     c_new, c_old = choice(new), choice(old)
     if c_new and c_old and c_new != c_old:
         return False
+    for picked, other in ((c_new, old), (c_old, new)):
+        if picked and c_new != c_old and picked[0] not in set(_words(other)):
+            return False  # "use tracing instead of env_logger" is news to "… via env_logger"
     a, b = gist(core_new), gist(core_old)
     if a and b and (a == b or either_repeats(a, b)):
         return True
@@ -388,7 +431,7 @@ def same_rule(new: str, old: str) -> bool:
     names_old = {n.strip("`").lower() for n in _CODE_NAME.findall(core_old)}
     if not names_new & names_old:
         return False
-    key_new, key_old = _key_words(core_new) | names_new, _key_words(core_old) | names_old
+    key_new, key_old = _rule_words(core_new) | names_new, _rule_words(core_old) | names_old
     shared = len(key_new & key_old)
     return shared >= CORE_MIN_WORDS and shared >= CORE_SHARE_MIN * min(len(key_new), len(key_old))
 
@@ -404,10 +447,38 @@ def visible(e: Entry, project: str) -> bool:
     return e.source in ("identity", "wiki")
 
 
-def find_same(idx: Index, text: str, project: str) -> Entry | None:
+# Claude saving the person's rule in its own words in the same session: the two share this many
+# words of four letters or more, and this share of the rule's.
+SAVED_BY_CLAUDE_MIN_WORDS = 4
+SAVED_BY_CLAUDE_SHARE = 0.5
+
+
+def _long_words(text: str) -> set[str]:
+    return {w for w in _words(text) if len(w) >= 4 and w not in _HOW_WORDS}
+
+
+def saved_by_claude(e: Entry, text: str, since: float | None) -> bool:
+    """Whether ``e`` is a memory Claude Code wrote during this session (its file changed since
+    ``since``, the session's start) about the rule ``text``: the same reason in other words
+    ("Run the specs with --tag ~js; the js system specs need headless Chrome, which this
+    machine doesn't have" for "don't run the whole suite - the js system specs drive headless
+    Chrome and there's no Chrome on this machine")."""
+    if since is None or not e.client_written:
+        return False
+    try:
+        if os.path.getmtime(e.path) < since:
+            return False
+    except OSError:
+        return False
+    mine, theirs = _long_words(text), _long_words(e.body or e.description)
+    shared = len(mine & theirs)
+    return shared >= SAVED_BY_CLAUDE_MIN_WORDS and shared >= SAVED_BY_CLAUDE_SHARE * len(mine)
+
+
+def find_same(idx: Index, text: str, project: str, since: float | None = None) -> Entry | None:
     """The memory a session in ``project`` could be given that already says ``text``; a
     forgotten one counts (it is not captured again), a superseded one does not (saying the
-    old fact again is news)."""
+    old fact again is news). ``since``: the session's start, for what Claude saved in it."""
     from ..store.search import search
 
     hits = search(
@@ -425,7 +496,7 @@ def find_same(idx: Index, text: str, project: str) -> Entry | None:
         if not visible(e, project) or not os.path.exists(e.path):
             continue
         said = e.body or e.description
-        if same_fact(text, said) or same_rule(text, said):
+        if same_fact(text, said) or same_rule(text, said) or saved_by_claude(e, text, since):
             if e.superseded_by and not e.forgotten:
                 continue
             same.append(e)
@@ -574,7 +645,11 @@ def capture_one(
     fact stays forgotten when Claude repeats it, and comes back when the person says it again
     (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
-    same = find_same(idx, text, project)
+    # When memory-tool first saw the session, by the clock file times use (a transcript's
+    # timestamps may come from another clock); a minute of slack.
+    started = state.get("created_at")
+    since = float(started) - 60 if isinstance(started, (int, float)) else None
+    same = find_same(idx, text, project, since)
     if same is not None:
         if same.forgotten and signal not in USER_KINDS:
             # Claude repeating what a person retired is no reason to bring it back.

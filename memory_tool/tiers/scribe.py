@@ -163,7 +163,9 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     for n in state["notes"]:
         notes.setdefault(n["kind"], []).append(n["text"])
     task = state["first_task"] or state["task"] or "(no task stated)"
-    items: list[tuple[str, str]] = [("", f"Task: {_cut(task, TASK_LINE_MAX_CHARS)}")]
+    lessons = [str(n.get("text") or "") for n in state["notes"]]
+    shown_task = _without_lessons(task, lessons) or task
+    items: list[tuple[str, str]] = [("", f"Task: {_cut(shown_task, TASK_LINE_MAX_CHARS)}")]
     if state["final"]:
         # A tagged lesson ("[DEFER] ...") goes to the Decisions or Open items list, not the
         # result: there it put the same fact into a request twice, glued to the line before.
@@ -171,7 +173,9 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
         if final:
             items.append(("", f"Result: {_cut(final, RESULT_LINE_MAX_CHARS)}"))
     if state["task"] and state["task"] != task:
-        items.append(("", f"Last request: {_cut(state['task'], TASK_LINE_MAX_CHARS)}"))
+        last = _without_lessons(state["task"], lessons)
+        if last:
+            items.append(("", f"Last request: {_cut(last, TASK_LINE_MAX_CHARS)}"))
     items += [("Decisions", _cut(t, ITEM_MAX_CHARS)) for t in notes.get("decision", [])]
     corrections = notes.get("correction", [])
     items += [("Decisions", "User: " + _cut(t, ITEM_MAX_CHARS)) for t in corrections]
@@ -190,10 +194,39 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     turns = list(state.get("turns") or [])
     if turns and state["final"].startswith(turns[-1]["answer"].rstrip("…")):
         turns[-1] = {**turns[-1], "answer": "(the result above)"}
+    # The first turn asked the task the summary opens with: said once (a resumed session's
+    # request carried it twice, as "Task:" and as the first turn).
+    if turns and _same_text(turns[0]["ask"], task):
+        turns[0] = {**turns[0], "ask": "(the task above)"}
     for turn in turns:
         answer = f" → {turn['answer']}" if turn["answer"] else ""
         items.append(("Turns", f"{turn['ask']}{answer}"))
     return items
+
+
+def _without_lessons(text: str, lessons: list[str]) -> str:
+    """``text`` without the sentences that became a lesson of this session (a rule, a
+    correction, a decision: they are memories of their own, and the summary's task line gave
+    each a second time in the same request)."""
+    from ..store.similar import either_repeats, gist
+    from .signals import sentences, strip_lead_in, tidy
+
+    wanted = [g for g in (gist(x) for x in lessons if x) if g]
+    if not wanted:
+        return text
+    kept = []
+    for sentence in sentences(" ".join(text.split())):
+        said = gist(tidy(strip_lead_in(sentence)[0]))
+        if said and any(said == g or either_repeats(said, g) for g in wanted):
+            continue
+        kept.append(sentence)
+    return " ".join(kept).strip()
+
+
+def _same_text(a: str, b: str) -> bool:
+    """One text, maybe cut short in one place ("…"), spaces aside."""
+    a, b = " ".join(a.split()).rstrip("…"), " ".join(b.split()).rstrip("…")
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
 
 
 def target_chars(state: dict[str, Any]) -> int:

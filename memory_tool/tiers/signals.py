@@ -144,12 +144,14 @@ _LEAD_IN = LazyPattern(
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
+      | one\ thing\ up\ front|up\ front|first\ of\ all|first\ things\ first|before\ we\ start
+      | quick\ note|heads\ up|one\ thing
       | in\ general|generally|just
     )(?:\s*[,:;.!\-\u2013\u2014]+\s*|\s+)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _TRAILING_FILLER = LazyPattern(
-    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks)[.!)]*$",
+    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks|please)[.!)]*$",
     re.IGNORECASE,
 )
 
@@ -206,6 +208,7 @@ _RULE = LazyPattern(
       | we\s+(?:always|never|don'?t|do\s+not)
       | (?:you|we)\s+(?:should|must)\s+(?:always|never|not)
       | prefer\s+\S+.*\b(?:over|to|instead\s+of|rather\s+than)\b
+      | (?:every|all|any|each)\s+(?:[\w\-.']+\s+){1,5}?(?:has\s+to|have\s+to|must|needs?\s+to)
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -237,18 +240,21 @@ _IDENTITY = LazyPattern(
       | call\s+me\s+(?P<c>[A-Z]\w+.*)
       | i\s+(?:mostly\s+|mainly\s+|usually\s+)?work\s+
         (?P<w>(?:as|at|for|in)\s+.+|on\s+the\s+.+\s+team\b.*)
+      | i\s+(?P<lv2>lead|run|manage|own)\s+(?P<ld>the\s+(?:.+\s+)?(?:team|group|squad)\b.*)
       | i\s+(?:really\s+|much\s+)?(?P<lv>like|want|need)\s+(?P<l>(?:my\s+|your\s+)?
         (?:answers|replies|responses|explanations|summaries)\s+
         (?:as|in|to\s+be|kept|that|with|without)\b.+)
       | (?:i'?m|i\s+am)\s+
         (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
+          |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new)\s+\w.+)
           |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?)
     )$""",
     re.VERBOSE,
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
             "my name", "call me", "i work", "i mostly work", "i mainly work", "i usually work",
-            "i like", "i really like", "i want", "i need", "i'm", "i am")  # fmt: skip
+            "i like", "i really like", "i want", "i need", "i lead", "i run", "i manage",
+            "i own", "i'm", "i am")  # fmt: skip
 # A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
 # comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
 # as one ("The user is Dana and works on the payments backend.").
@@ -286,6 +292,8 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
         return "call", f"goes by {m.group('c')}"
     if m.group("w"):
         return "work", f"works {m.group('w')}"
+    if m.group("ld"):
+        return "work", f"{m.group('lv2')}s {m.group('ld')}"
     if m.group("l"):
         # "I like answers as bullet points": how they want to be answered, in every project.
         return "prefer", f"{m.group('lv')}s {m.group('l')}"
@@ -297,11 +305,18 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
     return "is", f"is {rest}"
 
 
+# "Rosa here." on its own: the person says who they are.
+_NAME_HERE = LazyPattern(r"^(?P<n>[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here[.!]?$")
+
+
 def _identity(sentence: str) -> str:
     """The person's statement about themselves, in the third person ("The user prefers terse
     answers.", "The user is Dana and works on the payments backend."), or "". A later clause
     that says something else ("I'm Dana, I need the logs") is left out, and a statement that
     would keep a first-person word is not one: never "The user is Dana, I work on …"."""
+    named = _NAME_HERE.match(sentence.strip())
+    if named:
+        return f"The user's name is {named.group('n')}."
     s = sentence.strip().rstrip(".!")
     if not s.lower().startswith(_I_HINTS) or s.endswith("?"):
         return ""
@@ -368,13 +383,45 @@ def _preference(clause: str) -> bool:
     return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
+# An order with "whenever" stands for every later time: "bump FIRMWARE_VERSION in main/version.h
+# whenever anything under main/ changes". Not a statement ("the build breaks whenever …").
+_STANDING_ORDER = LazyPattern(
+    r"""^(?:bump|update|regenerate|rebuild|restart|rerun|re-run|notify|tag|clear|flush|
+        increment|reset|refresh|sync|rotate|delete|drop|open|create|file|ping|tell|run|add|
+        remove|write|check|test|commit|push|deploy|call|log|send|keep|use|set|make|put|back\s+up)\b
+        .*\b(?:whenever|every\s+time|each\s+time|any\s+time)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A preamble before a colon that says a rule or a preference comes: "one thing I want to get
+# ahead of: don't pass email bodies …", "one preference before we start: when you explain
+# something, show the code first". At most this many words before the colon.
+PREAMBLE_MAX_WORDS = 9
+_PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
+_PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.IGNORECASE)
+
+
+def _drop_preamble(sentence: str) -> tuple[str, bool]:
+    """``sentence`` without a short preamble before a colon when what follows is a rule or a
+    labelled preference; and whether the preamble said "preference"."""
+    m = _PREAMBLE.match(sentence)
+    if not m or len(m.group("pre").split()) > PREAMBLE_MAX_WORDS:
+        return sentence, False
+    rest = m.group("rest")
+    if _PREFERENCE_WORD.search(m.group("pre")):
+        return rest, True
+    bare, _ = strip_lead_in(rest)
+    if _RULE.match(bare) or re.match(_RULE_OPENER, bare, re.IGNORECASE):
+        return rest, False
+    return sentence, False
+
+
 def _user_kind(fact: str, lead: set[str]) -> str:
     """correction, rule, heuristic or "" for a person's clause (lead-ins already stripped)."""
     if len(fact.split()) < MIN_RULE_WORDS or fact.rstrip().endswith("?"):
         return ""
     if _NOT_A_RULE.match(fact):
         return ""
-    if "remember" in lead or _RULE.match(fact):
+    if "remember" in lead or _RULE.match(fact) or _STANDING_ORDER.match(fact):
         kind = "rule"
     elif _IMPERATIVE.match(fact) and ("no" in lead or _INSTEAD.search(fact)):
         kind = "correction"
@@ -443,10 +490,12 @@ _CHANGE_SAID = LazyPattern(
         (?P<value>[^,;]+?)(?P<tail>\s*[,;].*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
-# The same said with "now" last, or of a setting named as in the code: "minSdk is 26 now",
-# "the node version is 22 now", "`MAX_RETRIES` is now 5".
+# The same said with "now" last, or of a setting named as in the code or an environment:
+# "minSdk is 26 now", "the node version is 22 now", "`MAX_RETRIES` is now 5", "staging is in the
+# supply-stg namespace now".
 _CHANGE_NOW = LazyPattern(
-    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+)
+    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+
+        |(?P<env>staging|prod|production|preprod|dev|qa|ci|sandbox)\s+)
         (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
         (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
     re.VERBOSE,
@@ -480,6 +529,11 @@ _WHEN = LazyPattern(
 # A subject that holds one of these says the change did not (or may not) happen.
 _NOT_SO = LazyPattern(
     r"\b(?:not|never|no|\w+n't|will|would|might|may|could|should|must|can|shall|if)\b",
+    re.IGNORECASE,
+)
+# The value it had before, said after the change: "…, down from 8", "…, was 24".
+_OLD_VALUE = LazyPattern(
+    r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$",
     re.IGNORECASE,
 )
 # Words before a change that make it a condition or a question, not a fact.
@@ -539,6 +593,15 @@ def _change(clause: str) -> tuple[str, str] | None:
     hedge = _HEDGE.match(s)
     if hedge:
         s = s[hedge.end() :]
+    # "…, down from 8": the old value said too, so it is a change whatever it is about.
+    was = _OLD_VALUE.search(s)
+    if was:
+        s = s[: was.start()]
+    if not hedge and ": " in s:
+        # "sales renegotiated the contracts: the first-reply promise is 4 hours now".
+        head, _, tail = s.partition(": ")
+        if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
+            s = tail.strip()
     m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s)
     if not m and not hedge and "," in s:
         # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
@@ -549,7 +612,7 @@ def _change(clause: str) -> tuple[str, str] | None:
             s = last.strip()
     if not m:
         return None
-    code = m.groupdict().get("code")
+    code = m.groupdict().get("code") or m.groupdict().get("env")
     value = _WHEN.sub("", m.group("value")).strip()
     if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS:
         return None
@@ -565,7 +628,7 @@ def _change(clause: str) -> tuple[str, str] | None:
     text = f"{subject} {verb} {prep}{value}."
     settled = not hedge and not _ONE_OFF.search(s)  # not "temporarily moved", "for now"
     # A setting named as in the code ("minSdk", "max_retries") is of the project's setup.
-    setup = bool(code) or bool(_SETUP_NOUN.search(subject))
+    setup = bool(code) or bool(was) or bool(_SETUP_NOUN.search(subject))
     kind = "change" if settled and setup else "heuristic"
     return kind, _WS.sub(" ", text)
 
@@ -580,6 +643,46 @@ _SWITCH_SETTING = LazyPattern(
         (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
+
+
+# "let's move logging off env_logger and onto tracing", "we migrated the tests from nose to
+# pytest": what moved, from what, to what. Kept when one end is a known tool
+# (``ALTERNATIVES``) or a name from code (env_logger, date-fns); "move the button from left to
+# right" names neither.
+_MOVE_OFF = LazyPattern(
+    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
+        (?:mov(?:e|ed)|switch(?:ed)?|migrat(?:e|ed)|port(?:ed)?)\s+
+        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|everything)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+
+        (?:off(?:\s+of)?|away\s+from|from|out\s+of)\s+(?:the\s+)?`?(?P<old>[\w.\-/]+)`?
+        (?P<old_more>(?:\s+(?!and\b|onto\b|to\b|into\b)[\w.\-/]+){0,2})\s*,?\s+
+        (?:and\s+)?(?:onto|to|over\s+to|into)\s+(?:the\s+)?`?(?P<new>[\w.\-/]+)`?
+        (?P<rest>(?:[\s,].*)?)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
+_CODE_LIKE = re.compile(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$")
+
+
+def _move_off(clause: str) -> tuple[str, str] | None:
+    """("correction", "Use tracing instead of env_logger for logging.") for a part of the
+    project moved from one tool to another; else None."""
+    s = clause.strip().rstrip(".!")
+    if s.endswith("?") or _ONE_OFF.search(s):
+        return None
+    m = _MOVE_OFF.match(s)
+    if not m:
+        return None
+    old, new = m.group("old").rstrip(".,"), m.group("new").rstrip(".,")
+    known = old.lower() in ALTERNATIVE_OF or new.lower() in ALTERNATIVE_OF
+    if not (known or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
+        return None
+    what = re.sub(r"^(?:the|our)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
+    text = f"Use {new} instead of {old} for {what}"
+    rest = _WHEN.sub("", m.group("rest")).strip()
+    how = re.match(r"(?:with|via|through|using)\s+[^,;.]+", rest, re.IGNORECASE)
+    if how:
+        text += f" ({how.group(0)})"  # "with tracing-subscriber"
+    return "correction", text + "."
 
 
 def _switch_setting(clause: str) -> tuple[str, str] | None:
@@ -620,6 +723,14 @@ def user_signals(prompt: str) -> list[Signal]:
             continue
         for sentence in sentences(line):
             sentence, lead = strip_lead_in(sentence)
+            rest, labelled = _drop_preamble(sentence)
+            if rest != sentence:
+                sentence, more = strip_lead_in(rest)
+                lead |= more
+            if labelled and not sentence.endswith("?") and len(sentence.split()) >= MIN_RULE_WORDS:
+                # "one preference before we start: …": said to be how they want to be answered.
+                out.append(Signal("preference", tidy(sentence), line))
+                continue
             who = _identity(sentence)
             if who:
                 out.append(Signal("identity", tidy(who), line))
@@ -633,7 +744,10 @@ def user_signals(prompt: str) -> list[Signal]:
                 said = (
                     None
                     if kind in ("rule", "preference")
-                    else _switch(clause) or _change(clause) or _switch_setting(clause)
+                    else _switch(clause)
+                    or _move_off(clause)
+                    or _change(clause)
+                    or _switch_setting(clause)
                 )
                 if said and (not kind or said[0] != "heuristic"):
                     # "no, switch to polars" keeps its rewording; "no, switch to main" stays the

@@ -44,6 +44,12 @@ _RESUME_PHRASES = (
     "pick it up where", "pick this up where", "pick things up where", "what were we doing",
     "what were we working on", "remind me what we were doing", "remind me what we did",
     "resume the", "resume our", "resume where", "continue where",
+    "what was left over", "what s left over", "what is left over", "what was left",
+    "left over from yesterday", "left over from last time", "remind me what s next",
+    "remind me what is next", "what s next here", "what is next here", "what were the next steps",
+    "what are the next steps", "what was i in the middle of", "what were we in the middle of",
+    "what was i doing", "where did i leave things", "where did we leave things",
+    "where i left things", "where we left things",
 )  # fmt: skip
 # Alone or nearly ("continue", "ok, carry on"): a long prompt that says "continue" is a task.
 _RESUME_WEAK_PHRASES = ("continue", "carry on", "keep going", "go on", "resume", "proceed")
@@ -62,10 +68,14 @@ _CONTINUE_CUES = (
     "wrap up the", "where did we leave", "where did i leave",
     "where were we with", "where were we on", "where are we with", "where are we on",
 )  # fmt: skip
+# "let's get the whole-cart reservation call finished": to finish is to go on with something.
+_FINISH_WORDS = frozenset("finish finished finishing".split())
 # "back to the" that puts a thing back, not the person back to work.
 _BACK_TO_A_STATE = (
     "roll back", "rolled back", "revert back", "go back to", "switch back", "change back",
     "change it back", "set back", "set it back", "move back", "put back", "put it back",
+    "send back", "send it back", "send them back", "sent back", "give it back", "give back",
+    "bring it back", "bring back", "write back", "reply back", "fall back", "falls back",
 )  # fmt: skip
 # A cue in a longer prompt starts a task ("continue the refactor of the payments module and
 # add tests for every new path"), not a return to one: 12 words hold a cue and a topic of a few
@@ -78,7 +88,8 @@ _CONTINUE_FILLER = frozenset(
     "left off where were are was we us let lets work working stuff task tasks thing things job "
     "bit part step steps plan rest remaining project repo yesterday today tonight earlier "
     "morning afternoon evening last time session day days week before ago again from on with "
-    "the our my back return finish finishing wrap up off".split()
+    "the our my back return finish finished finishing wrap up off get done remind next here over "
+    "what middle doing before making".split()
 )
 # A topic word is found in a text when a word there starts with its first letters
 # ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
@@ -95,7 +106,10 @@ def continuation_topic(prompt: str) -> list[str]:
         return []
     padded, word_list = _normal(text.replace("-", " "))
     strong = _has(padded, _RESUME_PHRASES)
-    if not strong and not (len(word_list) <= CONTINUE_MAX_WORDS and _has(padded, _CONTINUE_CUES)):
+    cue = _has(padded, _CONTINUE_CUES) or bool(_FINISH_WORDS & set(word_list))
+    opening = [w for w in word_list if w not in _ACK_WORDS and w not in ("right", "so", "alright")]
+    cue = cue or opening[:2] == ["back", "to"]  # "right, back to making the updates survivable"
+    if not strong and not (len(word_list) <= CONTINUE_MAX_WORDS and cue):
         return []
     if not strong and _has(padded, _BACK_TO_A_STATE):
         return []  # "roll back to the old config": a task, not a return to earlier work

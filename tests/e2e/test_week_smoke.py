@@ -142,3 +142,5 @@ def test_mangled_text_is_named() -> None:
     assert measure.mangled_reasons("Keys live in Redis. done") == ["trailing word"]
     assert measure.mangled_reasons("The user is Dana, I work on payments.") == ["mixed person"]
     assert measure.mangled_reasons("Use httpx instead of requests.") == []
+    assert measure.mangled_reasons("No emoji in answers.") == []  # a fact, not "no, …"
+    assert measure.mangled_reasons("no: use httpx") == ["lead-in"]
