@@ -295,6 +295,11 @@ NOT_A_CHANGE = [
     "my_var is broken now",
     "switch the tab to dark mode",
     "move the button from left to right",
+    # Refactoring tasks from the classifier's prompt sets: files and pronouns name no tool.
+    "move the helper funcs out of main.go into their own package",
+    "move the enums out of helpers.py into their own enums.py and fix the imports",
+    "move the deps from setup.py into pyproject",
+    "move us off requirements.txt to uv",
     "should we move logging off env_logger onto tracing?",
     "staging is broken now",
     "prod is down now",

@@ -661,6 +661,12 @@ _MOVE_OFF = LazyPattern(
 )
 # A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
 _CODE_LIKE = re.compile(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$")
+# Words that name no tool: "… into their own package", "move us off …".
+_NOT_A_TOOL = re.compile(
+    r"^(?:their|its|our|your|my|his|her|a|an|the|own|us|it|them|me|this|that)$", re.IGNORECASE
+)
+# A file or a folder: moving code between files is a task, not a choice of tool.
+_FILE_LIKE = re.compile(r"\.[A-Za-z]{1,5}$|/")
 
 
 def _move_off(clause: str) -> tuple[str, str] | None:
@@ -673,10 +679,15 @@ def _move_off(clause: str) -> tuple[str, str] | None:
     if not m:
         return None
     old, new = m.group("old").rstrip(".,"), m.group("new").rstrip(".,")
+    what = m.group("what").strip()
+    if _NOT_A_TOOL.match(new) or _NOT_A_TOOL.match(what.split()[-1]):
+        return None  # "… into their own package", "move us off …": no tool named
+    if _FILE_LIKE.search(old) or _FILE_LIKE.search(new):
+        return None  # "move the enums out of helpers.py into enums.py": a refactoring task
     known = old.lower() in ALTERNATIVE_OF or new.lower() in ALTERNATIVE_OF
     if not (known or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
         return None
-    what = re.sub(r"^(?:the|our)\s+", "", m.group("what").strip(), flags=re.IGNORECASE)
+    what = re.sub(r"^(?:the|our)\s+", "", what, flags=re.IGNORECASE)
     text = f"Use {new} instead of {old} for {what}"
     rest = _WHEN.sub("", m.group("rest")).strip()
     how = re.match(r"(?:with|via|through|using)\s+[^,;.]+", rest, re.IGNORECASE)
