@@ -44,6 +44,12 @@ TAG_RE = LazyPattern(
     re.IGNORECASE,
 )
 TAG_MARK_RE = LazyPattern(rf"\**{_TAG_MARK}", re.IGNORECASE)
+# A tagged lesson in a text: its mark, its sentence, and a bullet before it ("- **[DEFER]**
+# Moving the photos is deferred."), as ``signals.tag_signals`` reads one.
+TAGGED_LESSON_RE = LazyPattern(
+    rf"(?:^[ \t>*+\-\u2022]*)?\**{_TAG_MARK}[^\n]*?(?:[.!?](?=\s|$)|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
 # What a line may hold between one tagged lesson and the next tag ("a. - **[GOTCHA]** b").
 _BETWEEN_TAGS = " \t*_|;,-\u2013\u2014"
 # A sentence the person typed that corrects or constrains how Claude works.

@@ -55,15 +55,7 @@ from .hot import (
     session_lock,
     write_hot_file,
 )
-from .inbox import TAG_MARK_RE
-
-# A tagged lesson in Claude's final answer: its mark and its sentence ("**[DEFER]** Moving the
-# photos is deferred.", as ``signals.tag_signals`` reads it), and a bullet before it.
-_TAGGED_LESSON = re.compile(
-    r"(?:^[ \t>*+\-\u2022]*)?\**\[(?:DECISION|GOTCHA|REUSE|DEFER)\]\**\s*[:\-\u2013\u2014]?\s*\**"
-    r"[^\n]*?(?:[.!?](?=\s|$)|$)",
-    re.IGNORECASE | re.MULTILINE,
-)
+from .inbox import TAGGED_LESSON_RE
 
 # --- the cold summary's size ---------------------------------------------------------------------
 # "Compress Hot -> Cold summary (target: ~10% of session verbosity)" (tiered-memory design).
@@ -169,7 +161,7 @@ def summary_items(state: dict[str, Any]) -> list[tuple[str, str]]:
     if state["final"]:
         # A tagged lesson ("[DEFER] ...") goes to the Decisions or Open items list, not the
         # result: there it put the same fact into a request twice, glued to the line before.
-        final = TAG_MARK_RE.sub("", _TAGGED_LESSON.sub("", state["final"])).strip()
+        final = TAGGED_LESSON_RE.sub("", state["final"]).strip()
         if final:
             items.append(("", f"Result: {_cut(final, RESULT_LINE_MAX_CHARS)}"))
     if state["task"] and state["task"] != task:

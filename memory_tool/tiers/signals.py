@@ -397,6 +397,7 @@ _STANDING_ORDER = LazyPattern(
 # something, show the code first". At most this many words before the colon.
 PREAMBLE_MAX_WORDS = 9
 _PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
+_OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
 _PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.IGNORECASE)
 
 
@@ -410,7 +411,7 @@ def _drop_preamble(sentence: str) -> tuple[str, bool]:
     if _PREFERENCE_WORD.search(m.group("pre")):
         return rest, True
     bare, _ = strip_lead_in(rest)
-    if _RULE.match(bare) or re.match(_RULE_OPENER, bare, re.IGNORECASE):
+    if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
         return rest, False
     return sentence, False
 
@@ -660,22 +661,30 @@ _MOVE_OFF = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 # A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
-_CODE_LIKE = re.compile(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$")
+_CODE_LIKE = LazyPattern(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$")
 # Words that name no tool: "… into their own package", "move us off …".
-_NOT_A_TOOL = re.compile(
+_NOT_A_TOOL = LazyPattern(
     r"^(?:their|its|our|your|my|his|her|a|an|the|own|us|it|them|me|this|that)$", re.IGNORECASE
 )
 # A file or a folder: moving code between files is a task, not a choice of tool.
-_FILE_LIKE = re.compile(r"\.[A-Za-z]{1,5}$|/")
+_FILE_LIKE = LazyPattern(r"\.[A-Za-z]{1,5}$|/")
+# A setting switched to a value of at most this many words: a name and a note in parentheses
+# ("the S3 native lockfile (use_lockfile = true)"); longer is a sentence.
+SWITCH_VALUE_MAX_WORDS = CHANGE_VALUE_MAX_WORDS + 4
+
+
+def _settled_match(pattern: LazyPattern, clause: str) -> re.Match[str] | None:
+    """``pattern`` matched on ``clause`` said as settled: not a question, not for now."""
+    s = clause.strip().rstrip(".!")
+    if s.endswith("?") or _ONE_OFF.search(s):
+        return None
+    return pattern.match(s)
 
 
 def _move_off(clause: str) -> tuple[str, str] | None:
     """("correction", "Use tracing instead of env_logger for logging.") for a part of the
     project moved from one tool to another; else None."""
-    s = clause.strip().rstrip(".!")
-    if s.endswith("?") or _ONE_OFF.search(s):
-        return None
-    m = _MOVE_OFF.match(s)
+    m = _settled_match(_MOVE_OFF, clause)
     if not m:
         return None
     old, new = m.group("old").rstrip(".,"), m.group("new").rstrip(".,")
@@ -699,14 +708,11 @@ def _move_off(clause: str) -> tuple[str, str] | None:
 def _switch_setting(clause: str) -> tuple[str, str] | None:
     """("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")
     for a setting of the project switched to an exact new value; else None."""
-    s = clause.strip().rstrip(".!")
-    if s.endswith("?") or _ONE_OFF.search(s):
-        return None
-    m = _SWITCH_SETTING.match(s)
+    m = _settled_match(_SWITCH_SETTING, clause)
     if not m:
         return None
     what, value = m.group("what").strip(), _WHEN.sub("", m.group("value")).strip()
-    if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS + 4:
+    if not value or len(value.split()) > SWITCH_VALUE_MAX_WORDS:
         return None
     # Something exact to keep (a name from code, a version, an acronym), and a thing of the
     # setup: "switch the tab to dark mode" is neither.

@@ -64,11 +64,11 @@ _CONTINUE_CUES = (
     "pick back up", "keep going on", "keep going with", "keep working on",
     "carry on with", "resume the", "resume our", "resume work", "resume working",
     "get back to", "getting back to", "back to the", "back on the", "return to the",
-    "let s finish", "lets finish", "finish the", "finish off the", "finish up the",
     "wrap up the", "where did we leave", "where did i leave",
     "where were we with", "where were we on", "where are we with", "where are we on",
 )  # fmt: skip
-# "let's get the whole-cart reservation call finished": to finish is to go on with something.
+# "let's finish moving the DNS zones", "let's get the whole-cart reservation call finished": to
+# finish is to go on with something.
 _FINISH_WORDS = frozenset("finish finished finishing".split())
 # "back to the" that puts a thing back, not the person back to work.
 _BACK_TO_A_STATE = (
