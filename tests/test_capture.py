@@ -20,7 +20,7 @@ from memory_tool.base import paths
 from memory_tool.cli.main import main
 from memory_tool.store.index import open_index
 from memory_tool.tiers import capture, inbox
-from memory_tool.tiers.signals import tag_signals, user_signals
+from memory_tool.tiers.signals import EXPLICIT_KINDS, tag_signals, user_signals
 
 # --- a transcript as Claude Code writes it ------------------------------------------------------
 
@@ -974,3 +974,22 @@ def test_a_team_palace_memory_that_says_it_is_a_repeat_and_stays_untouched(
     session(project, [("user", "Always run mypy before committing.")])
     assert memories(project) == {}
     assert path.read_text() == before  # a team's memory is shared: not refreshed from here
+
+
+def _phrasings() -> list[dict[str, Any]]:
+    path = Path(__file__).parent / "data" / "rule_phrasings.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [r for r in _phrasings() if r["found"] or not r["standing"]],
+    ids=lambda r: r["prompt"][:40],
+)
+def test_a_standing_instruction_is_captured_in_the_shapes_people_use(row: dict[str, Any]) -> None:
+    """tests/data/rule_phrasings.jsonl: rules said with the marker inside the sentence ("X must
+    never …", "use tabs going forward", "next time you add a dependency, pin it"), and today's
+    tasks and reports that look like them ("it always crashes when I save"). Rules it still
+    misses are in the file with an empty ``found`` (bench/phrasings.py counts them)."""
+    found = [[s.kind, s.text] for s in user_signals(row["prompt"]) if s.kind in EXPLICIT_KINDS]
+    assert found == row["found"]

@@ -140,19 +140,30 @@ _LEAD_IN = LazyPattern(
         (?P<no>(?:no+|nope|nah|wrong|not\ like\ that|that'?s\ (?:wrong|not\ right)|not\ quite)
             (?=\s*[,:;.!\-\u2013\u2014]))
       | (?P<remember>remember(?:\ that)?|note(?:\ that)?|important|fyi|for\ the\ record
-            |keep\ in\ mind(?:\ that)?)
+            |keep\ in\ mind(?:\ that)?|bear\ in\ mind(?:\ that)?|for\ future\ reference
+            |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
+            |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
       | one\ thing\ up\ front|up\ front|first\ of\ all|first\ things\ first|before\ we\ start
-      | quick\ note|heads\ up|one\ thing
+      | one\ thing
       | in\ general|generally|just
+      | i\ (?:want|need)\ you\ to|i(?:'d|\ would)\ like\ you\ to
+      | it'?s\ (?:important|crucial|critical|key)\ (?:that|to)
+      | it\ is\ (?:important|crucial|critical|essential|vital)\ (?:that|to)
     )(?:\s*[,:;.!\-\u2013\u2014]+\s*|\s+)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _TRAILING_FILLER = LazyPattern(
     r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks|please)[.!)]*$",
     re.IGNORECASE,
+)
+
+
+# "before you say you're done": "done" that finishes the sentence is no filler.
+_DONE_SAID_OF = LazyPattern(
+    r"(?:'re|\bare|\bis|\bbe|\bbeen|\bwere|\bwas|\bget|\bgets|\bgot|'m|'s)$", re.IGNORECASE
 )
 
 
@@ -176,7 +187,10 @@ def tidy(text: str) -> str:
     stop at the end, at most MAX_FACT_CHARS."""
     text = _BULLET.sub("", text).replace("**", "").replace("__", "")
     text = _WS.sub(" ", text).strip().strip("\"'").strip()
-    text = _TRAILING_FILLER.sub("", text).rstrip(" ,;:-\u2013\u2014")
+    filler = _TRAILING_FILLER.search(text)
+    if filler and not _DONE_SAID_OF.search(text[: filler.start()]):
+        text = text[: filler.start()]
+    text = text.rstrip(" ,;:-\u2013\u2014")
     if not text:
         return ""
     if len(text) > MAX_FACT_CHARS:
@@ -222,13 +236,23 @@ _IMPERATIVE = LazyPattern(
         ping|tell|request)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-_INSTEAD = LazyPattern(r"\b(?:instead\s+of|rather\s+than)\b", re.IGNORECASE)
+# "use X instead of Y", "use X, not Y", "use the factory, don't build them by hand": an order
+# that says what it replaces ("…, don't push yet" is today's).
+_INSTEAD = LazyPattern(
+    r"\b(?:instead\s+of|rather\s+than)\b"
+    r"|^(?:use|prefer|stick\s+with|go\s+with|pick|call|import|install|target|pin)\b[^,]*,\s*"
+    r"(?:not|never|don'?t|do\s+not)\s+(?!just\b|only\b|yet\b)(?!.*\b(?:yet|now|today)\b)",
+    re.IGNORECASE,
+)
 # The old heuristic for a correction, kept for what the explicit patterns do not take: hints
 # for the inbox.
 _WEAK = LazyPattern(
     r"^(?:no\b|nope\b|wrong\b|not like that\b|don'?t\b|do not\b|never\b|always\b|stop\b|avoid\b)"
     r"|\binstead\b|\b(?:you|we) (?:should|must) (?:always|never|not)\b",
     re.IGNORECASE,
+)
+_THIS_PLACE = re.compile(
+    r"\b(?:in\s+)?this\s+(?:project|repo|repository|codebase|team)\b|\bhere\.?$", re.IGNORECASE
 )
 _PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IGNORECASE)
 # Statements about the person: how they like to work, who they are.
@@ -392,6 +416,148 @@ _STANDING_ORDER = LazyPattern(
         .*\b(?:whenever|every\s+time|each\s+time|any\s+time)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A rule said with its marker inside the sentence rather than first: "migrations should always
+# be reversible", "we deploy with fly, never with the heroku scripts", "use tabs going forward",
+# "moment.js is off limits". Three held-out weeks each found rules the opening words above did
+# not take; these are the shapes people use for a standing instruction, each with a speaker who
+# sets how work is done (an order, "we", a modal, a general subject), never a report of what
+# happened ("it always crashes when I save", "the login doesn't work anymore").
+#
+# Markers that hold for every later time whoever says them.
+_FOR_GOOD = LazyPattern(
+    r"""\b(?:from\s+now\s+on|going\s+forward|moving\s+forward|from\s+here\s+on(?:\s+out)?
+        |for\s+future\s+reference|as\s+a\s+(?:general\s+)?rule|rule\s+of\s+thumb
+        |under\s+no\s+circumstances?|at\s+all\s+times|without\s+exception
+        |nowhere\s+else|off[\s-]limits|only\s+(?:through|via)|in\s+(?:the\s+)?future,
+        |(?:is|are)\s+(?:banned|forbidden|not\s+allowed|deprecated)
+        |(?:the|our)\s+(?:convention|policy|rule|house\s+style|style\s*guide|standard)\s+
+          (?:here\s+|in\s+this\s+\w+\s+)?(?:is|says|:))""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# Markers that need an order or a modal to be a rule: "next time you add a route, …" and "X
+# must always …" are orders, "the build breaks whenever I push" and "our tokens never expire"
+# are reports. Looked for before the first comma: in "add a section, people always hit the port
+# conflict" the order is today's and the "always" someone else's.
+_EVERY_TIME = LazyPattern(
+    r"""\b(?:next\s+time|every\s+time|each\s+time|whenever|any\s*time|anymore|any\s+more
+        |no\s+longer|in\s+(?:the\s+)?future|always|never|ever|only\s+ever)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_SETS_HOW = LazyPattern(
+    r"""^(?:please\s+)?(?:let'?s|let\s+us)\b
+      | \b(?:must|mustn'?t|should|shouldn'?t|shall|ought\s+to|will|to)\s+
+        (?:always|never|only\s+ever)\b
+      | \bare\s+(?:always|never)\s+\w+ed\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A report of what happened, a plan of the speaker's, a question without its mark, an error
+# message or something of today: never a rule, marker or not.
+_REPORT = LazyPattern(
+    r"""^(?:i|i'?m|i'?ve|i'?ll|i'?d|ill|it|it'?s|its|this|that|there|he|she|they|something
+        |someone|nothing|everything\s+(?:is|was|went)|see\s+you|talk\s+(?:to\s+you\s+)?(?:later|soon)
+        |now|how|what|which|why|where|who|whom|whose|when(?!ever|\s+you|\s+we)|do|does|did|is|are
+        |was|were|can(?!\s+you\s+(?:not|stop|quit)\b)|could(?!\s+you\s+(?:not|stop|quit)\b)
+        |should|would|will|shall|am|have|has|any\s+idea|unrelated|different\s+thing|same)\b
+      | \b(?:crash\w*|fail\w*|break\w*|broke|hang\w*|flak\w*|time[sd]?\s+out|stopped|doesn'?t\s+work
+        |isn'?t\s+working|won'?t\s+(?:start|build|compile|load|run)|can'?t|cannot|error|exception
+        |getting|blocked|log\s+says)\b
+      | \b(?:might|maybe|perhaps|would\s+be\s+nice|could|what'?s|whats|how\s+(?:do|can|should|would)
+        |should\s+(?:i|we)|do\s+i|can\s+i|is\s+it|right\s+now|rn|today|tonight|this\s+(?:week|morning
+        |afternoon|sprint)|lol|when\s+you\s+(?:get\s+a\s+chance|can|have\s+time|'?re\s+done))\b
+      | ,\s*(?:is|are|does|do|can|should|would)\s+(?:my|this|that|it|i|we)\b
+      | \?|\w+(?:Error|Exception)\b|['"`][^'"`]*\b(?:must|never|always|not\s+allowed)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A general subject with a modal of obligation: "logs must be json in production", "generated
+# files must not be edited by hand". Not "the function must return None" (today's spec), not
+# "we need to rename the column" (today's task), not "X should …" (a spec as often as a rule).
+_GENERAL_MUST = LazyPattern(
+    r"""^(?:(?:all|every|each|any|new)\s+)?(?!the\b|this\b|that\b|these\b|those\b|it\b|i\b
+        |you\b|we\b|our\b|users?\b|customers?\b|people\b|some\w*\b|most\b|both\b|old\b)
+        [\w.\-/`]+(?:\s+[\w.\-/`]+){0,3}?\s+(?:must|mustn'?t|shall|may\s+not)\s+(?!be\s+able\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# Where a kind of thing goes, said in the present: "tests go in tests/unit", "feature flags live
+# in config/flags.yaml", "all outbound http calls go through our ApiClient wrapper", "commit
+# messages follow conventional commits". A plural or quantified subject: "the file is in src"
+# says where one thing is today.
+_KIND_GOES = LazyPattern(
+    r"""^(?:(?:all|every|each|new|our)\s+(?:the\s+)?)?(?!the\b|these\b|those\b|they\b|we\b|you\b)
+        (?:[\w.\-/`]+\s+){0,2}(?!(?:is|was|has|does|this|its|yes|us)\s)[\w.\-`]{2,}s\s+
+        (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A decision said by the person: "we've decided to go with postgres for the queue", "let's go
+# with zod for validation", "we settled on trunk-based development".
+_DECIDED = LazyPattern(
+    r"""^(?:we(?:'ve|\s+have)?\s+decided\s+(?:to|on|that)|we\s+settled\s+on|the\s+decision\s+is
+        |we'?re\s+(?:going|sticking)\s+with|let'?s\s+(?:standardi[sz]e\s+on|settle\s+on)
+        |let'?s\s+go\s+with\s+\S+\s+(?:for|over|instead|rather)\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "we use pnpm in this repo, not npm", "we use yarn here": how this team works, said of "we".
+_WE_DO = LazyPattern(
+    r"""^we\s+(?:use|run|deploy|ship|build|host|write|test|name|keep|store|prefer|do|pin|tag
+        |squash|rebase|merge|release|version|format|lint)\b.*(?:\bhere$|\bin\s+this\s+
+        (?:project|repo|repository|codebase|team)\b|,\s*not\s+\S|\binstead\s+of\b
+        |\brather\s+than\b|\bonly\b|\bfor\s+(?:all|every|each|any)\b|,\s*never\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "make sure every endpoint checks the tenant id", "be sure to use UTC everywhere": an order
+# about every case (an order about this case, "make sure the tests pass", is today's).
+_SURE_EVERY = LazyPattern(
+    r"""^(?:make|be)\s+sure\s+(?:to\s+|that\s+|you\s+)?(?!it\b|its\b|it's\b|this\b|that\b)
+        .*\b(?:every|each|all|any|always|never
+        |everywhere|nothing|no\s+one|whenever)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+# Orders that are standing by their verb: "no more print debugging", "stop using var", "quit
+# adding type: ignore", "default to async handlers", "every new table needs a created_at
+# column". ("stop the server" is today's.)
+_STANDING_VERB = LazyPattern(
+    r"""^(?:no\s+more\s+\w|(?:stop|quit)\s+\w+ing\b|default\s+to\s+\w
+        |(?:can|could|would)\s+you\s+(?:not\s+|stop\s+\w+ing\b|quit\s+\w+ing\b)
+        |(?:always\s+)?(?:ask|check\s+with)\s+(?:me|us)\s+(?:first\s+)?before\b
+        |(?:all|every|each|any)\s+(?:new\s+)?[\w.\-/`]+(?:\s+[\w.\-/`]+){0,2}?\s+
+          (?:needs?|requires?|gets?|must|should|uses?|goes|go)\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# An order after a clause that says when: "next time you add a dependency, pin the exact
+# version", "before you commit, always run make check", "when you write tests, use factories".
+_WHEN_YOU = LazyPattern(
+    r"""^(?:next\s+time|each\s+time|every\s+time|whenever|any\s*time|when|before|after)\s+
+        (?:you|we|adding|writing|touching|changing|committing|pushing|merging|deploying|releasing)
+        \b(?:(?!\b(?:this|that|it|these|those|done|finished)\b)[^,]){0,80},\s*(?P<order>\S.*)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+# What a clause opens with when it states something rather than orders it.
+_NOT_AN_ORDER = LazyPattern(
+    r"^(?:i|you|we|it|they|he|she|the|this|that|these|those|there|a|an|my|your|our|its|their)\b",
+    re.IGNORECASE,
+)
+
+
+def _standing(clause: str) -> bool:
+    """Whether ``clause`` (lead-ins stripped) is a standing instruction said in one of the
+    shapes above."""
+    s = clause.strip()
+    if not s or _ONE_OFF.search(s) or _REPORT.search(s):
+        return False
+    if _FOR_GOOD.search(s) or _DECIDED.match(s) or _WE_DO.match(s) or _SURE_EVERY.match(s):
+        return True
+    if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
+        return True
+    when = _WHEN_YOU.match(s)
+    if when and not _NOT_AN_ORDER.match(when.group("order")):
+        return True
+    head = s.split(",", 1)[0]
+    return bool(_EVERY_TIME.search(head) and (_SETS_HOW.search(head) or _IMPERATIVE.match(head)))
+
+
 # A preamble before a colon that says a rule or a preference comes: "one thing I want to get
 # ahead of: don't pass email bodies …", "one preference before we start: when you explain
 # something, show the code first". At most this many words before the colon.
@@ -399,21 +565,30 @@ PREAMBLE_MAX_WORDS = 9
 _PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
 _OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
 _PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.IGNORECASE)
+# A preamble that names what follows a rule: "house style: early returns over nested ifs",
+# "rule of thumb: one migration per PR", "convention here: …".
+_RULE_WORD = LazyPattern(
+    r"\b(?:rules?|conventions?|polic(?:y|ies)|house\s+style|style\s*guide|standards?|guidelines?|"
+    r"principles?|ground\s+rules?|reminder|gotcha)\b",
+    re.IGNORECASE,
+)
 
 
-def _drop_preamble(sentence: str) -> tuple[str, bool]:
+def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
-    labelled preference; and whether the preamble said "preference"."""
+    labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
     m = _PREAMBLE.match(sentence)
     if not m or len(m.group("pre").split()) > PREAMBLE_MAX_WORDS:
-        return sentence, False
+        return sentence, ""
     rest = m.group("rest")
     if _PREFERENCE_WORD.search(m.group("pre")):
-        return rest, True
+        return rest, "preference"
+    if _RULE_WORD.search(m.group("pre")) and not _REPORT.search(sentence):
+        return rest, "rule"
     bare, _ = strip_lead_in(rest)
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
-        return rest, False
-    return sentence, False
+        return rest, ""
+    return sentence, ""
 
 
 def _user_kind(fact: str, lead: set[str]) -> str:
@@ -426,12 +601,16 @@ def _user_kind(fact: str, lead: set[str]) -> str:
         kind = "rule"
     elif _IMPERATIVE.match(fact) and ("no" in lead or _INSTEAD.search(fact)):
         kind = "correction"
+    elif _standing(fact):
+        kind = "rule"
     elif "no" in lead or _WEAK.search(fact):
         return "heuristic"
     else:
         return ""
     words = fact.split()
-    if len(words) <= PRONOUN_RULE_MAX_WORDS and _PRONOUN.search(fact):
+    # Only the words before a reason count, and "this project" names nothing said before.
+    said = _THIS_PLACE.sub("", fact.split(",", 1)[0])
+    if len(words) <= PRONOUN_RULE_MAX_WORDS and _PRONOUN.search(said):
         return "heuristic"  # "Never do that again": means nothing without the conversation
     return kind
 
@@ -745,8 +924,9 @@ def user_signals(prompt: str) -> list[Signal]:
                 sentence, more = strip_lead_in(rest)
                 lead |= more
             if labelled and not sentence.endswith("?") and len(sentence.split()) >= MIN_RULE_WORDS:
-                # "one preference before we start: …": said to be how they want to be answered.
-                out.append(Signal("preference", tidy(sentence), line))
+                # "one preference before we start: …": said to be how they want to be answered;
+                # "house style: …": said to be a rule.
+                out.append(Signal(labelled, tidy(sentence), line))
                 continue
             who = _identity(sentence)
             if who:
@@ -758,14 +938,19 @@ def user_signals(prompt: str) -> list[Signal]:
                 kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
                 fact = tidy(clause)
                 # A switch or a changed fact said plainly, not as "use", "never" or "always".
+                # "heads up, …: X is 4 hours now": a change said after a "remember" word is
+                # kept as the change it states.
+                told = kind == "rule" and not (_RULE.match(clause) or _standing(clause))
                 said = (
                     None
-                    if kind in ("rule", "preference")
+                    if kind == "preference" or (kind == "rule" and not told)
                     else _switch(clause)
                     or _move_off(clause)
                     or _change(clause)
                     or _switch_setting(clause)
                 )
+                if said and told and said[0] != "change":
+                    said = None
                 if said and (not kind or said[0] != "heuristic"):
                     # "no, switch to polars" keeps its rewording; "no, switch to main" stays the
                     # correction it was.
