@@ -90,6 +90,12 @@ def _cold(project: Path, task: str, body: str) -> None:
         ("right, back to making bad firmware updates survivable",
          ["firmware", "updates", "survivable"]),
         ("send it back to the client", []),
+        # blind5: a question about what the last session left, with no "continue".
+        ("was anything left half-built last time?", []),
+        ("remind me what's still open in here from last time?", []),
+        ("what did we leave unfinished yesterday?", []),
+        ("the left sidebar broke yesterday, why?", []),  # a report, not a return
+        ("what's still open on the PR?", []),
     ],
 )  # fmt: skip
 def test_the_topic_of_a_continuation(prompt: str, topic: list[str]) -> None:
@@ -180,3 +186,21 @@ def test_the_context_command_reads_a_continuation_as_the_hook_does(project: Path
     about = shown("let's continue with the chargeback work")
     assert about.startswith("situation: resume") and "dispute queue" in about
     assert "dispute queue" not in shown("continue with the docs")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "situation"),
+    [
+        ("was anything left half-built last time?", "resume"),
+        ("remind me what's still open in here from last time?", "resume"),
+        ("what did we leave unfinished yesterday?", "resume"),
+        ("any loose ends from the last session?", "resume"),
+        ("the left sidebar broke yesterday, why?", "new"),  # a report, not a return
+        ("what's still open on the PR?", "new"),  # no "last time": today's question
+        ("last time the deploy failed, check the logs", "debug"),
+    ],
+)
+def test_a_question_about_what_the_last_session_left_is_a_resume(
+    prompt: str, situation: str
+) -> None:
+    assert situations.situation_and_topic(prompt)[0] == situation

@@ -390,3 +390,22 @@ def test_install_registers_the_new_events(claude_dir: Path) -> None:
         assert event in hooks
     (start,) = hooks["SessionStart"]
     assert "fork" in start["matcher"].split("|")
+
+
+def test_a_session_that_did_nothing_with_the_handoff_leaves_it_for_the_next(
+    project: Path,
+) -> None:
+    """Handed the handoff unasked, a session that only says "morning" did not take it up: the
+    next session gets it. One that asked for it, or did something, took it."""
+    write_handoff(project, "# Handoff\n- Next: the exporter footer (MARKER-IDLE).\n")
+    assert "MARKER-IDLE" in brief(project, session="s-idle")
+    prompt_context(project, "morning", "s-idle")
+    assert "MARKER-IDLE" in brief(project, session="s-asks")  # again: s-idle did nothing
+    prompt_context(project, "where were we?", "s-asks")
+    assert "MARKER-IDLE" not in brief(project, session="s-after")  # s-asks asked for it
+    write_handoff(project, "# Handoff\n- Next: the importer (MARKER-WORK).\n", age_s=-5)
+    assert "MARKER-WORK" in brief(project, session="s-works")
+    prompt_context(project, "add a csv importer", "s-works")
+    for ask in ("and the header row", "quote the commas", "skip blank lines"):
+        prompt_context(project, ask, "s-works")  # more than two prompts: it has substance
+    assert "MARKER-WORK" not in brief(project, session="s-later")

@@ -14,7 +14,7 @@ from ..base.record import record
 from ..store.index import Index
 from . import inject
 from .hot import latest_state, load_state
-from .situations import LOAD_TABLE, SITUATIONS
+from .situations import LOAD_TABLE, SITUATIONS, situation_and_topic
 
 
 def state_for(session: str | None, cwd: str) -> dict[str, Any] | None:
@@ -62,7 +62,7 @@ def situation_context(
     if budget is not None and budget < 0:
         raise MemoryToolError(f"a budget is a number of tokens, 0 or more; got {budget}.")
     state = state_for(session, cwd)
-    chosen, topic = (situation, []) if situation else inject.situation_and_topic(prompt)
+    chosen, topic = (situation, []) if situation else situation_and_topic(prompt)
     query = prompt or (state["task"] if state else "")
     tokens_budget = budget if budget is not None else config_budget(load_config(), "l4")
     units = inject.units_for(

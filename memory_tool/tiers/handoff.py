@@ -242,13 +242,35 @@ def _deliveries() -> dict[str, Any]:
 
 
 def was_delivered(handoff: HandoffFile) -> bool:
-    """Whether a session was already given this version of the file."""
+    """Whether a session was already given this version of the file and took it up: it did
+    something (``hot.has_substance``) or asked for it ("where were we", "let's pick up the
+    export"). A session that was handed it unasked and did nothing with it ("morning", "right,
+    I'm off") leaves it for the next one: a week of use saw such sessions take the handoff the
+    next working session was meant to get. A session whose record is gone counts as taking it."""
     record_ = _deliveries().get(str(handoff.path))
-    return (
+    if not (
         isinstance(record_, dict)
         and record_.get("version") == handoff.version
         and bool(record_.get("session"))
-    )
+    ):
+        return False
+    return _took_it_up(str(record_["session"]))
+
+
+def _took_it_up(session_id: str) -> bool:
+    from .hot import has_substance, load_state
+    from .situations import situation_and_topic
+
+    state = load_state(session_id)
+    if state is None:
+        return True
+    try:
+        if has_substance(state):
+            return True
+        asked = [str(p) for p in state.get("prompts") or []]
+        return any(situation_and_topic(p)[0] == "resume" for p in asked)
+    except (KeyError, TypeError, ValueError):
+        return True
 
 
 def mark_delivered(handoff: HandoffFile, session_id: str) -> None:

@@ -32,7 +32,7 @@ from .hot import (
     read_handoff_section,
     session_key,
 )
-from .situations import LOAD_TABLE, continuation_topic, is_about, situation_of
+from .situations import LOAD_TABLE, is_about, situation_and_topic
 
 if TYPE_CHECKING:
     from ..recall.layers import Unit
@@ -567,14 +567,6 @@ def _hot_digest(units: list[Unit]) -> str:
     import hashlib  # lazily: 3 ms of import a hook rarely needs
 
     return hashlib.sha1("".join(u.text for u in units).encode("utf-8")).hexdigest()[:16]
-
-
-def situation_and_topic(prompt: str) -> tuple[str, list[str]]:
-    """The prompt's row of the when-to-load table, and the topic a continuation names ("let's
-    continue with the chargeback work": a resume about chargebacks only)."""
-    situation = situation_of(prompt)
-    topic = continuation_topic(prompt) if situation in ("new", "resume") else []
-    return ("resume" if topic else situation), topic
 
 
 def prompt_context(

@@ -51,6 +51,29 @@ _RESUME_PHRASES = (
     "what was i doing", "where did i leave things", "where did we leave things",
     "where i left things", "where we left things",
 )  # fmt: skip
+# A question about what the last session left: "was anything left half-built last time?",
+# "remind me what's still open in here from last time?". Both halves, in a question: "last
+# time the deploy failed" is a report, "what's still open" alone may be a pull request.
+_LAST_TIME_PHRASES = (
+    "last time", "last session", "yesterday", "before i left", "the other day", "earlier on",
+)  # fmt: skip
+_LEFT_WORDS = frozenset(
+    "open unfinished pending outstanding undone todo todos leftover leftovers".split()
+)
+_LEFT_PHRASES = (
+    "anything left", "what s left", "whats left", "what is left", "still left", "left half",
+    "left open", "left undone", "left unfinished", "left to do", "half built", "half done",
+    "half finished", "loose ends",
+)  # fmt: skip
+_ASKING = frozenset("what was is are anything any remind tell which where did".split())
+
+
+def _asks_what_was_left(text: str, padded: str, words: list[str]) -> bool:
+    asking = text.rstrip().endswith("?") or (bool(words) and words[0] in _ASKING)
+    left = bool(_LEFT_WORDS & set(words)) or _has(padded, _LEFT_PHRASES)
+    return asking and left and _has(padded, _LAST_TIME_PHRASES)
+
+
 # Alone or nearly ("continue", "ok, carry on"): a long prompt that says "continue" is a task.
 _RESUME_WEAK_PHRASES = ("continue", "carry on", "keep going", "go on", "resume", "proceed")
 RESUME_WEAK_MAX_WORDS = 6
@@ -89,7 +112,8 @@ _CONTINUE_FILLER = frozenset(
     "bit part step steps plan rest remaining project repo yesterday today tonight earlier "
     "morning afternoon evening last time session day days week before ago again from on with "
     "the our my back return finish finished finishing wrap up off get done remind next here over "
-    "what middle doing before making".split()
+    "what middle doing before making still open unfinished pending outstanding undone half "
+    "built anything todo todos leftover loose ends in".split()
 )
 # A topic word is found in a text when a word there starts with its first letters
 # ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
@@ -105,7 +129,7 @@ def continuation_topic(prompt: str) -> list[str]:
     if not text:
         return []
     padded, word_list = _normal(text.replace("-", " "))
-    strong = _has(padded, _RESUME_PHRASES)
+    strong = _has(padded, _RESUME_PHRASES) or _asks_what_was_left(text, padded, word_list)
     cue = _has(padded, _CONTINUE_CUES) or bool(_FINISH_WORDS & set(word_list))
     opening = [w for w in word_list if w not in _ACK_WORDS and w not in ("right", "so", "alright")]
     cue = cue or opening[:2] == ["back", "to"]  # "right, back to making the updates survivable"
@@ -206,8 +230,10 @@ def situation_of(prompt: str) -> str:
     words = set(word_list)
     if words & _INCIDENT_WORDS or _has(padded, _INCIDENT_PHRASES):
         return "incident"
-    if _has(padded, _RESUME_PHRASES) or (
-        len(word_list) <= RESUME_WEAK_MAX_WORDS and _has(padded, _RESUME_WEAK_PHRASES)
+    if (
+        _has(padded, _RESUME_PHRASES)
+        or _asks_what_was_left(text, padded, word_list)
+        or (len(word_list) <= RESUME_WEAK_MAX_WORDS and _has(padded, _RESUME_WEAK_PHRASES))
     ):
         return "resume"
     recurs = words & _RECUR_WORDS or _has(padded, _RECUR_PHRASES)
@@ -219,6 +245,14 @@ def situation_of(prompt: str) -> str:
     if _is_onboarding(padded, words):
         return "onboard"
     return "new"
+
+
+def situation_and_topic(prompt: str) -> tuple[str, list[str]]:
+    """The prompt's row of the when-to-load table, and the topic a continuation names ("let's
+    continue with the chargeback work": a resume about chargebacks only)."""
+    situation = situation_of(prompt)
+    topic = continuation_topic(prompt) if situation in ("new", "resume") else []
+    return ("resume" if topic else situation), topic
 
 
 def is_ack(prompt: str) -> bool:
