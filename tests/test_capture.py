@@ -725,6 +725,11 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
         ("Use httpx instead of requests.", "HTTP calls go through httpx and requests.", False),
         ("Use NVS instead of SPIFFS for probe calibration.",
          "Probe calibration lives in /spiffs/calib.json on the SPIFFS partition.", True),
+        # blind5: said with any passive verb.
+        ("Use Room instead of SharedPreferences for offline upload queue.",
+         "Uploads taken offline are queued as JSON in SharedPreferences under pending.", True),
+        ("Use Room instead of SharedPreferences for offline upload queue.",
+         "Uploads are retried by WorkManager with backoff.", False),
     ],
 )  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:
@@ -949,6 +954,10 @@ def test_what_counts_as_the_same_fact(new: str, old: str, same: bool) -> None:
          True),
         ("Always set a deadline on incoming gRPC calls.",
          "Always set a deadline on outgoing gRPC calls.", False),
+        # blind5: "text" and "string", and a "pls", made two memories of one rule.
+        ("Every user-facing string goes in strings.xml - the polish riders get english otherwise.",
+         "All user-facing text goes in strings.xml pls, nothing hardcoded in compose.", True),
+        ("Every log line goes in logs.txt.", "All user-facing text goes in strings.xml.", False),
     ],
 )  # fmt: skip
 def test_what_counts_as_the_same_rule_said_again(new: str, old: str, same: bool) -> None:

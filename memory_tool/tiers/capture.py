@@ -288,7 +288,9 @@ def uses(text: str) -> tuple[str, set[str]] | None:
 _GOES_THROUGH = re.compile(
     r"\b(?:(?:goes|go|runs?|is\s+done|are\s+done|is\s+handled|are\s+handled|is\s+built|"
     r"are\s+built)\s+(?:through|via|with|on|by)|(?:lives?|sits?|is\s+stored|are\s+stored|"
-    r"is\s+kept|are\s+kept)\s+(?:in|on|under))\s",
+    r"is\s+kept|are\s+kept)\s+(?:in|on|under)"
+    # "Proofs taken offline are queued as JSON in SharedPreferences": any passive verb.
+    r"|(?:is|are)\s+\w+ed\b[^.;]{0,30}?\s(?:in|on|under|through|via|with|by))\s",
     re.IGNORECASE,
 )
 
@@ -387,10 +389,11 @@ CORE_MIN_WORDS = 3
 # and "Always set a deadline on outgoing gRPC calls" are one rule.
 _LIGHT_WORDS = frozenset(
     "every each all any gets get got set sets goes go through has have make makes need needs "
-    "want wants".split()
+    "want wants pls please plz".split()
 )
-# Words that say the same direction.
-_SAME_WORD = {"outbound": "outgoing", "inbound": "incoming"}
+# Words that say the same thing: a direction, and the words on a screen ("all user-facing text
+# goes in strings.xml" and "every user-facing string goes in strings.xml" are one rule).
+_SAME_WORD = {"outbound": "outgoing", "inbound": "incoming", "text": "string", "texts": "string"}
 
 
 def _rule_words(text: str) -> set[str]:

@@ -144,6 +144,7 @@ _LEAD_IN = LazyPattern(
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
             |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
+      | fwiw|tbh|imo|honestly|to\ be\ honest
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
       | one\ thing\ up\ front|up\ front|first\ of\ all|first\ things\ first|before\ we\ start
@@ -182,10 +183,23 @@ def strip_lead_in(text: str) -> tuple[str, set[str]]:
     return text, seen
 
 
+# The person saying they said it before: no part of the rule ("…, I said it on wednesday and
+# I'll say it again - …", "…, as I said", "I'll keep banging on about it").
+_SAID_BEFORE = LazyPattern(
+    r"""(?:,\s*|\s+[-\u2013\u2014]\s+|^)(?:(?:as|like)\s+i\s+(?:said|mentioned)(?:\s+before)?
+        |i\s+(?:said|mentioned|told\s+you)\s+(?:it|this|that)?[^,;:.\-\u2013\u2014]*?
+          (?:\s+and\s+i'?ll\s+say\s+it\s+again)?
+        |i'?ll\s+keep\s+(?:banging\s+on|saying\s+it|going\s+on)(?:\s+about\s+it)?)
+        (?=\s*(?:[,;:.]|\s[-\u2013\u2014]\s|$))""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
 def tidy(text: str) -> str:
     """One line: bullets, bold marks and extra spaces gone, a capital first letter, a full
     stop at the end, at most MAX_FACT_CHARS."""
     text = _BULLET.sub("", text).replace("**", "").replace("__", "")
+    text = _SAID_BEFORE.sub("", text).lstrip(" ,;:-\u2013\u2014")
     text = _WS.sub(" ", text).strip().strip("\"'").strip()
     filler = _TRAILING_FILLER.search(text)
     if filler and not _DONE_SAID_OF.search(text[: filler.start()]):
@@ -249,6 +263,10 @@ _INSTEAD = LazyPattern(
 _WEAK = LazyPattern(
     r"^(?:no\b|nope\b|wrong\b|not like that\b|don'?t\b|do not\b|never\b|always\b|stop\b|avoid\b)"
     r"|\binstead\b|\b(?:you|we) (?:should|must) (?:always|never|not)\b",
+    re.IGNORECASE,
+)
+_PRONOUN_OBJECT = LazyPattern(
+    r"^(?:always\s+|never\s+|don'?t\s+)?\w+\s+(?:(?:it|them)\b|(?:this|that|those|these)\s*(?:[,.;!]|$))",
     re.IGNORECASE,
 )
 _THIS_PLACE = re.compile(
@@ -534,6 +552,11 @@ _WHEN_YOU = LazyPattern(
 )
 
 
+# "money is Decimal everywhere, never float", "dates are UTC, never local time": what a thing
+# is, and the one thing it never is.
+_IS_NEVER = LazyPattern(
+    r"^(?:[\w.\-/`']+\s+){1,4}(?:is|are)\s+[^,;]{1,60},\s*(?:and\s+)?never\s+\w", re.IGNORECASE
+)
 # What a clause opens with when it states something rather than orders it.
 _NOT_AN_ORDER = LazyPattern(
     r"^(?:i|you|we|it|they|he|she|the|this|that|these|those|there|a|an|my|your|our|its|their)\b",
@@ -550,6 +573,8 @@ def _standing(clause: str) -> bool:
     if _FOR_GOOD.search(s) or _DECIDED.match(s) or _WE_DO.match(s) or _SURE_EVERY.match(s):
         return True
     if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
+        return True
+    if _IS_NEVER.match(s):
         return True
     when = _WHEN_YOU.match(s)
     if when and not _NOT_AN_ORDER.match(when.group("order")):
@@ -607,6 +632,8 @@ def _user_kind(fact: str, lead: set[str]) -> str:
         return "heuristic"
     else:
         return ""
+    if _PRONOUN_OBJECT.match(fact):
+        return "heuristic"  # "use it whenever …": what "it" is, the conversation knew
     words = fact.split()
     # Only the words before a reason count, and "this project" names nothing said before.
     said = _THIS_PLACE.sub("", fact.split(",", 1)[0])
@@ -835,12 +862,12 @@ _MOVE_OFF = LazyPattern(
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|everything)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+
         (?:off(?:\s+of)?|away\s+from|from|out\s+of)\s+(?:the\s+)?`?(?P<old>[\w.\-/]+)`?
         (?P<old_more>(?:\s+(?!and\b|onto\b|to\b|into\b)[\w.\-/]+){0,2})\s*,?\s+
-        (?:and\s+)?(?:onto|to|over\s+to|into)\s+(?:the\s+)?`?(?P<new>[\w.\-/]+)`?
+        (?:and\s+)?(?:(?:onto|to|over\s+to)\s+(?:the\s+)?|into\s+(?:the\s+|an?\s+)?)`?(?P<new>[\w.\-/]+)`?
         (?P<rest>(?:[\s,].*)?)$""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
-_CODE_LIKE = LazyPattern(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$")
+_CODE_LIKE = LazyPattern(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$|[a-z][A-Z]")
 # Words that name no tool: "… into their own package", "move us off …".
 _NOT_A_TOOL = LazyPattern(
     r"^(?:their|its|our|your|my|his|her|a|an|the|own|us|it|them|me|this|that)$", re.IGNORECASE
@@ -882,6 +909,28 @@ def _move_off(clause: str) -> tuple[str, str] | None:
     if how:
         text += f" ({how.group(0)})"  # "with tracing-subscriber"
     return "correction", text + "."
+
+
+# "swap Glide out for Coil for image loading", "replace moment with dayjs across the app": one
+# named thing for another, for a purpose or everywhere ("replace the loop with a comprehension"
+# names no tool, "replace foo with bar in utils.py" is an edit).
+_SWAP = LazyPattern(
+    r"""^(?:let'?s\s+)?(?:swap|replace|trade)\s+(?!(?:the|a|an|this|that|it|these|those|our|my)\b)
+        `?(?P<old>[\w.\-/]+)`?\s+(?:out\s+)?(?:for|with)\s+`?(?P<new>[\w.\-/]+)`?
+        \s+(?P<why>for\s+(?!now\b|the\s+moment\b)[\w\s\-']{3,40}?|everywhere|across\s+the\s+\w+)
+        \s*(?:[,;.].*)?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _swap(clause: str) -> tuple[str, str] | None:
+    """("correction", "Use Coil instead of Glide for image loading.") for one named tool swapped
+    for another; else None."""
+    m = _settled_match(_SWAP, clause)
+    if not m or _NOT_A_TOOL.match(m.group("new")) or _FILE_LIKE.search(m.group("new")):
+        return None
+    why = m.group("why").strip()
+    return "correction", f"Use {m.group('new')} instead of {m.group('old')} {why}."
 
 
 def _switch_setting(clause: str) -> tuple[str, str] | None:
@@ -946,6 +995,7 @@ def user_signals(prompt: str) -> list[Signal]:
                     if kind == "preference" or (kind == "rule" and not told)
                     else _switch(clause)
                     or _move_off(clause)
+                    or _swap(clause)
                     or _change(clause)
                     or _switch_setting(clause)
                 )
