@@ -494,3 +494,19 @@ def test_the_task_line_leaves_out_what_became_a_memory() -> None:
     items = dict((line.split(":", 1)[0], line) for _, line in scribe.summary_items(full))
     assert items["Task"] == "Task: the builds got bigger. find what grew?"
     assert items["Last request"] == "Last request: no ESP_LOGx there"
+
+
+def test_the_description_leaves_out_what_became_a_memory() -> None:
+    # blind5: a search result listed the summary as "heads up, the courier moved collection to
+    # 2pm, …" under the memory that says it, in the same request.
+    rule = "The courier moved collection to 2pm, so the ship-today cutoff is 1pm now."
+    full = digest.new_state("s-desc", "/tmp", "")
+    full.update({"notes": [{"kind": "correction", "text": rule, "role": "u"}],
+                 "first_task": "heads up, the courier moved collection to 2pm, so the ship-today "
+                               "cutoff is 1pm now. update the banner",
+                 "final": "Banner updated."})  # fmt: skip
+    meta = scribe.render_cold(full, "Task: update the banner\n").split("---")[1]
+    assert '"description": "update the banner"' in meta or 'description: "update the banner"' in meta
+    full["first_task"] = "heads up, the courier moved collection to 2pm, so the ship-today cutoff is 1pm now."
+    meta = scribe.render_cold(full, "Task: …\n").split("---")[1]
+    assert "courier" not in meta and "Banner updated." in meta

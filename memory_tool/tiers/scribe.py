@@ -257,12 +257,28 @@ def _yaml_scalar(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# A search result lists a summary by its description: a line, not a paragraph.
+DESCRIPTION_MAX_CHARS = 140
+
+
+def _description(state: dict[str, Any]) -> str:
+    """What the session was about, without the sentences that became memories: a search result
+    listed "heads up, the courier moved collection to 2pm, …" under the memory that says it."""
+    task = state["first_task"] or state["task"] or ""
+    lessons = [str(n.get("text") or "") for n in state["notes"]]
+    shown = _without_lessons(task, lessons) if task else ""
+    if shown:
+        return shown
+    final = TAGGED_LESSON_RE.sub("", state["final"] or "").strip()
+    return (_without_lessons(final, lessons) if final else "") or "session"
+
+
 def render_cold(state: dict[str, Any], body: str) -> str:
     text_chars = max(1, int(state["text_chars"]))
     ratio = round(len(body) / text_chars, 3)
     meta = {
         "name": summary_name(state),
-        "description": _cut(sanitize(state["first_task"] or state["task"] or "session"), 140),
+        "description": _cut(sanitize(_description(state)), DESCRIPTION_MAX_CHARS),
         "type": "cold",
         "created": _session_day(state, "first_ts"),
         "updated": _session_day(state, "last_ts"),
