@@ -506,7 +506,9 @@ def test_the_description_leaves_out_what_became_a_memory() -> None:
                                "cutoff is 1pm now. update the banner",
                  "final": "Banner updated."})  # fmt: skip
     meta = scribe.render_cold(full, "Task: update the banner\n").split("---")[1]
-    assert '"description": "update the banner"' in meta or 'description: "update the banner"' in meta
-    full["first_task"] = "heads up, the courier moved collection to 2pm, so the ship-today cutoff is 1pm now."
+    assert '\ndescription: "update the banner"\n' in meta
+    # All of it a memory: the result says what the session was.
+    full["first_task"] = "heads up: the courier moved collection to 2pm, so the ship-today " \
+                         "cutoff is 1pm now."  # fmt: skip
     meta = scribe.render_cold(full, "Task: …\n").split("---")[1]
-    assert "courier" not in meta and "Banner updated." in meta
+    assert '\ndescription: "Banner updated."\n' in meta and "courier" not in meta
