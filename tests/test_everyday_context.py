@@ -409,3 +409,21 @@ def test_a_session_that_did_nothing_with_the_handoff_leaves_it_for_the_next(
     for ask in ("and the header row", "quote the commas", "skip blank lines"):
         prompt_context(project, ask, "s-works")  # more than two prompts: it has substance
     assert "MARKER-WORK" not in brief(project, session="s-later")
+
+
+def test_a_question_about_last_time_gets_the_handoff_not_a_search_of_all_memory(
+    project: Path,
+) -> None:
+    """ "Was anything left half-built last time?" is answered by this project's handoff; a
+    search of all memory for its words brought other projects' lines under it (blind5)."""
+    other = project.parent / "other-repo"
+    other.mkdir()
+    said = "Nothing half built ships; a flag gates it."
+    added = CliRunner().invoke(main, ["add", said, "--room", "releases", "--cwd", str(other)])
+    assert added.exit_code == 0, added.output
+    question = "was anything left half-built last time?"
+    got = prompt_context(project, question, "s-nohandoff")
+    assert "half built ships" in got  # with nothing of its own, the search still answers
+    write_handoff(project, "# Handoff\n- Next: the exporter footer (MARKER-LAST).\n")
+    got = prompt_context(project, question, "s-handoff")
+    assert "MARKER-LAST" in got and "half built ships" not in got

@@ -92,6 +92,7 @@ def _recall(
     from ..recall.room import L3_MAX_CHARS, room_recall
     from ..recall.seen import UNCHANGED, Unchanged, fact_keys, ids_in, last_room
     from ..store.index import is_damage
+    from ..tiers.situations import situation_and_topic
 
     prompt, cwd = event.prompt, event.cwd
     cfg = load_config()
@@ -132,6 +133,11 @@ def _recall(
     body += tier_units
     l4_budget -= sum(u.tokens for u in tier_units)
     seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
+    if deep and tier_units and situation_and_topic(prompt)[0] == "resume":
+        # "was anything left half-built last time?": this project's handoff or last session
+        # answers it (the tiers above); a search of all memory for "left half built" added
+        # other projects' lines under it.
+        deep = False
     if deep:
         l4 = deep_recall(
             idx,
