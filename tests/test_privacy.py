@@ -483,6 +483,10 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
         ("the signing key is 9f8e7d6c5b4a39281706f5e4", "9f8e7d6c5b4a39281706f5e4"),
         # No name next to it at all: a random word of capitals, small letters and digits.
         ("paste this in: Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5", "Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5"),
+        # blind5: a password said a sentence after the word "password".
+        ("I rotated the keystore password last week. new one is tundra!Parsnip62. set it as "
+         "the repo secret", "tundra!Parsnip62"),
+        ("the wifi in the office: Fern#Hollow2026", "Fern#Hollow2026"),
     ],
 )  # fmt: skip
 def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
@@ -501,6 +505,12 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "request 550e8400-e29b-41d4-a716-446655440000 failed",
         "class AbstractSingletonProxyFactoryBean2 extends Base",
         "see src/components/VeryLongComponentNameForTheBookingScreen2.tsx",
+        # Symbols in code, keys and names are no password.
+        "if a!=B2 then json.dumps(x, ensure_ascii=False)",
+        "press Ctrl+Shift+P3 to open it",
+        "mail John.Doe1@Example.com about #Issue42!",
+        "C++17 is fine, and so is Rust!",
+        "the price is $12.50 (VAT+20%)",
     ],
 )
 def test_names_hashes_and_ids_are_not_taken_for_tokens(text: str) -> None:

@@ -224,6 +224,20 @@ _PROSE_TOKEN = LazyPattern(
 _RANDOM_WORD = LazyPattern(r"(?<![\w/.\-])(?P<secret>[A-Za-z0-9]{24,})(?![\w/.\-])")
 RANDOM_MIN_EACH = 4
 
+# A password said with no name next to it: "rotated the keystore password … new one is
+# tundra!Parsnip62" (blind5). One word of 8-40 characters with a small letter, a capital, a
+# digit and a symbol is a password in prose; not code ("a!=B2", "x==Y1"), a mail address or a
+# URL.
+_PASSWORD_WORD = LazyPattern(
+    r"""(?<![\w/.\-@!#$%^&*?~+=])
+        (?P<secret>(?=[\w!@#$%^&*?~+\-]*[a-z])(?=[\w!@#$%^&*?~+\-]*[A-Z])(?=[\w!@#$%^&*?~+\-]*\d)
+        (?=[\w\-]*[!@#$%^&*?~+][\w!@#$%^&*?~+\-]*[A-Za-z0-9])
+        (?!(?i:ctrl|shift|alt|cmd|tab|meta|option|fn)\+)
+        [A-Za-z0-9][\w!@#$%^&*?~+\-]{7,39})
+        (?![\w/\-@!#$%^&*?~+=.]*[\w/])""",
+    re.VERBOSE,
+)
+
 
 # A bare "key" names too much ("the key for staging is k8s-staging-v2"): its value counts only
 # with a part of 16 characters or more that mixes letters and digits ("the sending key is
@@ -412,6 +426,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
     ("assignment", _PROSE_TOKEN, _prose_token),
     ("random", _RANDOM_WORD, _random_word),
+    ("password", _PASSWORD_WORD, lambda m: "[REDACTED:secret]"),
 )
 
 
@@ -435,6 +450,9 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "assignment": ("pass", "secret", "token", "key"),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),
+    # A password word holds one of its symbols ("?" left out: most questions would compile it
+    # for the rare password whose only symbol it is).
+    "password": tuple("!@#$%^&*~+"),
 }
 
 
