@@ -862,7 +862,8 @@ _MOVE_OFF = LazyPattern(
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|everything)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+
         (?:off(?:\s+of)?|away\s+from|from|out\s+of)\s+(?:the\s+)?`?(?P<old>[\w.\-/]+)`?
         (?P<old_more>(?:\s+(?!and\b|onto\b|to\b|into\b)[\w.\-/]+){0,2})\s*,?\s+
-        (?:and\s+)?(?:(?:onto|to|over\s+to)\s+(?:the\s+)?|into\s+(?:the\s+|an?\s+)?)`?(?P<new>[\w.\-/]+)`?
+        (?:and\s+)?(?:(?:onto|to|over\s+to)\s+(?:the\s+)?|into\s+(?P<art>the\s+|an?\s+)?)`?(?P<new>[\w.\-/]+)`?
+        (?P<new_more>\s+(?!(?:and|or|for|with|via|using|so|because|but|to|in|on|now)\b)[\w\-]+(?=\s*(?:[,;.]|$)))?
         (?P<rest>(?:[\s,].*)?)$""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -903,6 +904,10 @@ def _move_off(clause: str) -> tuple[str, str] | None:
     if not (known or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
         return None
     what = re.sub(r"^(?:the|our)\s+", "", what, flags=re.IGNORECASE)
+    # "into a Room table": the thing, not only its name (the old fact's words are the measure
+    # of what was retired: "Room" alone reads as a room of the palace).
+    more = m.group("new_more") or ""
+    new = f"{(m.group('art') or '').strip()} {new}{more}".strip() if more else new
     text = f"Use {new} instead of {old} for {what}"
     rest = _WHEN.sub("", m.group("rest")).strip()
     how = re.match(r"(?:with|via|through|using)\s+[^,;.]+", rest, re.IGNORECASE)
