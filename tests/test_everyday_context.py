@@ -427,3 +427,25 @@ def test_a_question_about_last_time_gets_the_handoff_not_a_search_of_all_memory(
     write_handoff(project, "# Handoff\n- Next: the exporter footer (MARKER-LAST).\n")
     got = prompt_context(project, question, "s-handoff")
     assert "MARKER-LAST" in got and "half built ships" not in got
+
+
+def test_the_summary_of_the_session_that_wrote_the_handoff_does_not_come_with_it(
+    project: Path,
+) -> None:
+    """Given the handoff, a "where were we" does not get the summary of the session that wrote
+    it too (the same work twice in one request); a summary of another session still comes."""
+    write_handoff(project, "# Handoff\n- Next: the gift emails (MARKER-GIFT).\n", 60)
+    cold = paths.palace_dir("cold") / paths.project_key(project)
+    body = "Task: gift subscriptions (SUMMARY-GIFT).\n\n## Files changed\n- thoughts/HANDOFF.md\n"
+    write_memory(cold, "2026-11-29-abcdef12.md", body, type_="cold")
+    with open_index() as idx:
+        idx.refresh(project)
+    got = prompt_context(project, "where were we?", "s-one")
+    assert "MARKER-GIFT" in got and "SUMMARY-GIFT" not in got
+    body = "Task: the export footer (SUMMARY-OTHER).\n\n## Files changed\n- app/export.py\n"
+    (cold / "2026-11-29-abcdef12.md").unlink()
+    write_memory(cold, "2026-11-30-bcdef123.md", body, type_="cold")
+    with open_index() as idx:
+        idx.refresh(project)
+    got = prompt_context(project, "where were we?", "s-two")
+    assert "MARKER-GIFT" in got and "SUMMARY-OTHER" in got

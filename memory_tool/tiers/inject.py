@@ -62,6 +62,10 @@ HANDOFF_MAX_CHARS = 2_400
 
 HOT_HEADING = "## This session so far (hot memory)\n"
 HANDOFF_HEADING = "## Handoff from an earlier session\n"
+# The handoff as a session summary's files changed name it.
+HANDOFF_FILE = "thoughts/HANDOFF.md"
+# How a handoff's own lines are given (quoted: its headings must not read as the brief's).
+HANDOFF_QUOTE = "> "
 # Followed by the summary's id, so the session's no-repeat record sees it: one request never
 # carries it twice (SessionStart on resume, then "where were we?").
 COLD_LATEST_HEADING = "## Latest earlier session of this project (cold memory)\n"
@@ -331,12 +335,17 @@ def latest_cold_units(
     exclude: frozenset[str] | set[str] = frozenset(),
     held: set[str] | None = None,
     topic: list[str] | None = None,
+    after_handoff: bool = False,
 ) -> list[Unit]:
     """The latest earlier session's summary, but for the lines the request carries already
     (``held``: fact keys, updated with what is packed); with a ``topic`` (a continuation's
-    words), only when the summary is about it."""
+    words), only when the summary is about it. ``after_handoff``: the request gives the
+    handoff; the summary of the session that wrote it (its files changed name the handoff)
+    would tell the same work a second time in the same request, and is left out."""
     entry = latest_cold(idx, project, exclude_session)
     if entry is None or entry.id in exclude:
+        return []
+    if after_handoff and HANDOFF_FILE in entry.body:
         return []
     if topic and not is_about(f"{entry.description}\n{entry.body}", topic):
         return []
@@ -403,7 +412,9 @@ def handoff_units(
         lines = [f"From {where} (written {written}):\n"]
         # Quoted: the file's own headings must not read as sections of the brief.
         lines += [
-            f"> {escape_fence(line.rstrip())}\n" for line in text.splitlines() if line.strip()
+            f"{HANDOFF_QUOTE}{escape_fence(line.rstrip())}\n"
+            for line in text.splitlines()
+            if line.strip()
         ]
     units = _pack(HANDOFF_HEADING, lines, count, budget, max_chars)
     if len(units) < len(lines) + 1:  # it does not fit whole: point at the file instead
@@ -519,9 +530,10 @@ def units_for(
         units += hot_units(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
         )
+    handed: list[Unit] = []
     if situation == "resume":  # "where were we": the handoff, unless the session has it
         tokens_left, chars_left = left()
-        units += handoff_units(
+        handed = handoff_units(
             idx,
             cwd,
             first_only=False,
@@ -530,11 +542,13 @@ def units_for(
             max_chars=min(HANDOFF_MAX_CHARS, chars_left),
             topic=topic,
         )
+        units += handed
     held |= _facts_of([u.text for u in units])  # the hot state and the handoff, if given
     if cold == "latest":
         units += latest_cold_units(
-            idx, project, sid, *left(), exclude=exclude, held=held, topic=topic
-        )
+            idx, project, sid, *left(), exclude=exclude, held=held, topic=topic,
+            after_handoff=any(u.text.startswith(HANDOFF_QUOTE) for u in handed),
+        )  # fmt: skip
     elif cold == "search":
         found = search(
             idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
