@@ -557,6 +557,13 @@ _WHEN_YOU = LazyPattern(
 _IS_NEVER = LazyPattern(
     r"^(?:[\w.\-/`']+\s+){1,4}(?:is|are)\s+[^,;]{1,60},\s*(?:and\s+)?never\s+\w", re.IGNORECASE
 )
+# What an order covers when it covers later cases too: "add a CHANGELOG line for anything riders
+# will notice", "write a test for every new endpoint".
+_EVERY_LATER = LazyPattern(
+    r"\b(?:every|each|any|all)\s+new\b"
+    r"|\bfor\s+(?:anything|everything|any\s+\w+|every\s+\w+)\b[^,.;]{0,40}\bwill\b",
+    re.IGNORECASE,
+)
 # What a clause opens with when it states something rather than orders it.
 _NOT_AN_ORDER = LazyPattern(
     r"^(?:i|you|we|it|they|he|she|the|this|that|these|those|there|a|an|my|your|our|its|their)\b",
@@ -580,6 +587,8 @@ def _standing(clause: str) -> bool:
     if when and not _NOT_AN_ORDER.match(when.group("order")):
         return True
     head = s.split(",", 1)[0]
+    if _IMPERATIVE.match(head) and _EVERY_LATER.search(head):
+        return True
     return bool(_EVERY_TIME.search(head) and (_SETS_HOW.search(head) or _IMPERATIVE.match(head)))
 
 
