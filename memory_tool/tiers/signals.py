@@ -692,7 +692,7 @@ _SWITCH_SAID = LazyPattern(
     r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
         (?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed))\s+(?:over\s+)?(?:everything\s+)?
         (?:from\s+`?(?P<old>[\w.\-/]+)`?\s+)?to\s+`?(?P<new>[\w.\-/]+)`?
-        (?P<rest>(?:[\s,;].*)?)$""",
+        (?P<rest>(?:[\s,;:].*)?)$""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A fact that changed: "the bucket moved to eu-central-1", "our API is now at /v2". The subject
@@ -781,6 +781,13 @@ def _switch(clause: str) -> tuple[str, str] | None:
     known = new.lower() in ALTERNATIVE_OF or old.lower() in ALTERNATIVE_OF
     if known and _ONE_OFF.search(said):
         return "heuristic", said.split(",")[0]  # "switch to polars for now"
+    done = re.match(r"we(?:'ve|\s+have)?\s+(?:switched|moved|migrated)\b", said, re.IGNORECASE)
+    if not known and done and _CODE_LIKE.search(new) and rest.startswith(":"):
+        # "we moved to carrier-b: api.carrier-b.example": done, named as in code, with the
+        # value that changed.
+        value = rest[1:].split(",")[0].strip()
+        if value and _EXACT_VALUE.search(value):
+            return "change", f"We moved to {new}: {value}."
     if not known:
         # "switch from main to develop": explicit, but maybe today's task; "switch to the
         # main branch" names no old thing at all.
@@ -856,7 +863,7 @@ _SWITCH_SETTING = LazyPattern(
     r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?(?:switch(?:ed)?|chang(?:e|ed)|mov(?:e|ed))\s+
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to)\b)
           [\w\-.]+(?:\s+(?!to\b)[\w\-.]+){0,3}?)\s+
-        (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*)?$""",
+        (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*|\s*,\s*(?:it|they|that)\b.*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
 
