@@ -54,7 +54,8 @@ from ..recall.layers import Unit
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
-from .signals import ALTERNATIVE_OF, EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
+from .changes import ALTERNATIVE_OF
+from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
 DEFAULT_MODE = "auto"

@@ -24,6 +24,7 @@ import re
 
 from ..base.privacy import LazyPattern, sanitize, strip_injected
 from ..base.record import record
+from .changes import ONE_OFF, PREAMBLE_MAX_WORDS, change_said
 
 # A prompt whose prose (code blocks and quoted lines aside) is longer than this is a task
 # description or a paste, not a rule: rules are said in a sentence or two.
@@ -407,20 +408,11 @@ _PREFERENCE = LazyPattern(
 )
 
 
-# Words that make an instruction today's only: "answer in German this time", "switch to polars
-# for now". Such a switch or change waits in the inbox; such a preference is none.
-_ONE_OFF = LazyPattern(
-    r"\b(?:this\s+time|this\s+once|just\s+once|for\s+now|for\s+the\s+moment|temporarily|"
-    r"for\s+this\s+(?:one|answer|file|test|task|question|pr|branch|run))\b",
-    re.IGNORECASE,
-)
-
-
 def _preference(clause: str) -> bool:
     """Whether ``clause`` says how the person wants to be answered (a preference of theirs,
     for every project), not how this project's work is done."""
     s = clause.strip()
-    if not s or s.endswith("?") or _ONE_OFF.search(s):
+    if not s or s.endswith("?") or ONE_OFF.search(s):
         return False
     return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
@@ -575,7 +567,7 @@ def _standing(clause: str) -> bool:
     """Whether ``clause`` (lead-ins stripped) is a standing instruction said in one of the
     shapes above."""
     s = clause.strip()
-    if not s or _ONE_OFF.search(s) or _REPORT.search(s):
+    if not s or ONE_OFF.search(s) or _REPORT.search(s):
         return False
     if _FOR_GOOD.search(s) or _DECIDED.match(s) or _WE_DO.match(s) or _SURE_EVERY.match(s):
         return True
@@ -594,8 +586,7 @@ def _standing(clause: str) -> bool:
 
 # A preamble before a colon that says a rule or a preference comes: "one thing I want to get
 # ahead of: don't pass email bodies …", "one preference before we start: when you explain
-# something, show the code first". At most this many words before the colon.
-PREAMBLE_MAX_WORDS = 9
+# something, show the code first" (at most PREAMBLE_MAX_WORDS before the colon).
 _PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
 _OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
 _PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.IGNORECASE)
@@ -651,327 +642,6 @@ def _user_kind(fact: str, lead: set[str]) -> str:
     return kind
 
 
-# --- a change said without "use", "never" or "always" ------------------------------------------
-
-# Tools that stand in for one another: "switch to polars" names a tool, where "switch to the main
-# branch" or "move to the next step" name nothing to keep. A short list of the common cases
-# (capture also reads it: "use polars" after "use pandas" retires it).
-ALTERNATIVES = (
-    "pandas polars dask pyspark modin",
-    "requests httpx aiohttp urllib3 urllib",
-    "flake8 ruff pylint pyflakes pycodestyle",
-    "black ruff yapf autopep8",
-    "isort ruff",
-    "pip uv poetry pipenv pdm conda",
-    "npm yarn pnpm bun",
-    "jest vitest mocha jasmine",
-    "pytest unittest nose nose2",
-    "mypy pyright pyre pytype",
-    "postgres postgresql mysql mariadb sqlite",
-    "flask fastapi django starlette",
-    "webpack vite esbuild rollup parcel",
-    "eslint biome tslint",
-    "prettier biome",
-    "docker podman",
-    "celery rq dramatiq huey",
-    "logging loguru structlog",
-    "moment dayjs date-fns luxon",
-    "setuptools hatch hatchling flit poetry",
-    "unittest.mock pytest-mock",
-    "pydantic attrs dataclasses marshmallow",
-)
-ALTERNATIVE_OF: dict[str, frozenset[str]] = {}
-for _group in ALTERNATIVES:
-    for _name in _group.split():
-        ALTERNATIVE_OF[_name] = ALTERNATIVE_OF.get(_name, frozenset()) | frozenset(_group.split())
-
-# "switch to polars for the event loads", "we moved from pip to uv": a switch, said as an order
-# or as done. Anchored at the clause's start: "should we switch", "maybe switch", "what if we
-# switched", "if we move to" never match.
-_SWITCH_SAID = LazyPattern(
-    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
-        (?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed))\s+(?:over\s+)?(?:everything\s+)?
-        (?:from\s+`?(?P<old>[\w.\-/]+)`?\s+)?to\s+`?(?P<new>[\w.\-/]+)`?
-        (?P<rest>(?:[\s,;:].*)?)$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# A fact that changed: "the bucket moved to eu-central-1", "our API is now at /v2". The subject
-# is a definite noun phrase of at most six words (not "it", not "we"); no modal, no negation,
-# no "if" before it (anchored at the clause's start).
-_CHANGE_SAID = LazyPattern(
-    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?)
-        (?P<verb>(?:has\s+|have\s+|was\s+|were\s+)?(?:been\s+)?(?:moved|migrated|renamed|relocated)
-          |(?:is|are)\s+now|now\s+(?:lives?|runs?|points?|sits?))\s+
-        (?P<prep>(?:to|in|on|at|into|under|from\s+\S+\s+to)\s+)?
-        (?P<value>[^,;]+?)(?P<tail>\s*[,;].*)?$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# The same said with "now" last, or of a setting named as in the code or an environment:
-# "minSdk is 26 now", "the node version is 22 now", "`MAX_RETRIES` is now 5", "staging is in the
-# supply-stg namespace now".
-_CHANGE_NOW = LazyPattern(
-    r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+
-        |(?P<env>staging|prod|production|preprod|dev|qa|ci|sandbox)\s+)
-        (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
-        (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
-    re.VERBOSE,
-)
-# "I think", "apparently": a change heard of is a hint for the inbox, not a fact.
-_HEDGE = LazyPattern(
-    r"^(?:i\s+think|i\s+believe|i\s+heard|i\s+guess|apparently|it\s+seems|seems\s+like|"
-    r"probably|maybe|perhaps)\s+(?:that\s+)?",
-    re.IGNORECASE,
-)
-# What a changed fact is about, for it to be kept with no step by anyone: something of the
-# project's setup (where it lives, what it is called), not a meeting or a ticket ("the standup
-# moved to 10:30" waits in the inbox).
-_SETUP_NOUN = LazyPattern(
-    r"\b(?:buckets?|regions?|repo(?:sitory|sitories|s)?|hosts?|servers?|databases?|db|dbs|"
-    r"endpoints?|apis?|urls?|base\s+url|services?|queues?|topics?|tables?|clusters?|packages?|"
-    r"modules?|files?|folders?|directory|directories|config|configs|settings|ports?|domains?|"
-    r"registry|image|images|jobs?|cron|dashboards?|warehouse|schemas?|secrets?|vault|docs|"
-    r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc|"
-    r"versions?|sdk|runtime)\b",
-    re.IGNORECASE,
-)
-# A value that names something exact: a region, a path, a version, a host, a `name`.
-_EXACT_VALUE = LazyPattern(r"[\d_./:@`]|\w-\w|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]")
-# When, relative to today: true the day it is said, wrong in a memory ("last night").
-_WHEN = LazyPattern(
-    r"\s*\b(?:last\s+(?:night|week|month|friday|monday)|yesterday|this\s+(?:morning|week)|"
-    r"today|earlier(?:\s+today)?|recently|over\s+the\s+weekend|just\s+now)\b",
-    re.IGNORECASE,
-)
-# A subject that holds one of these says the change did not (or may not) happen.
-_NOT_SO = LazyPattern(
-    r"\b(?:not|never|no|\w+n't|will|would|might|may|could|should|must|can|shall|if)\b",
-    re.IGNORECASE,
-)
-# The value it had before, said after the change: "…, down from 8", "…, was 24".
-_OLD_VALUE = LazyPattern(
-    r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$",
-    re.IGNORECASE,
-)
-# Words before a change that make it a condition or a question, not a fact.
-_CONDITION = LazyPattern(
-    r"\b(?:if|when|unless|once|whether|maybe|might|should|would|could)\b", re.IGNORECASE
-)
-# A changed value longer than this is a sentence, not a name.
-CHANGE_VALUE_MAX_WORDS = 6
-
-
-def _switch(clause: str) -> tuple[str, str] | None:
-    """("correction", "Use polars instead of pandas for the event loads (pandas is too slow on
-    the full export).") for a switch to a known tool (``ALTERNATIVES``); ("heuristic", the
-    clause) for a switch to something else that says what for or what from; else None."""
-    said = clause.strip().rstrip(".!")
-    m = _SWITCH_SAID.match(said)
-    if not m or said.endswith("?"):
-        return None
-    new, old = m.group("new").rstrip(".,"), (m.group("old") or "").rstrip(".,")
-    rest = _WHEN.sub("", m.group("rest")).strip()
-    purpose, _, tail = rest.partition(",")
-    purpose, tail = purpose.strip(), tail.strip()
-    mates = ALTERNATIVE_OF.get(new.lower(), frozenset())
-    if not old:
-        # "…, pandas is too slow": the tool it replaces, named in the same sentence.
-        old = next(
-            (w for w in re.findall(r"[\w.\-]+", rest) if w.lower() in mates - {new.lower()}), ""
-        )
-    known = new.lower() in ALTERNATIVE_OF or old.lower() in ALTERNATIVE_OF
-    if known and _ONE_OFF.search(said):
-        return "heuristic", said.split(",")[0]  # "switch to polars for now"
-    done = re.match(r"we(?:'ve|\s+have)?\s+(?:switched|moved|migrated)\b", said, re.IGNORECASE)
-    if not known and done and _CODE_LIKE.search(new) and rest.startswith(":"):
-        # "we moved to carrier-b: api.carrier-b.example": done, named as in code, with the
-        # value that changed.
-        value = rest[1:].split(",")[0].strip()
-        if value and _EXACT_VALUE.search(value):
-            return "change", f"We moved to {new}: {value}."
-    if not known:
-        # "switch from main to develop": explicit, but maybe today's task; "switch to the
-        # main branch" names no old thing at all.
-        return ("heuristic", said.split(",")[0]) if m.group("old") else None
-    text = f"Use {new}"
-    if old and not re.search(r"\b(?:instead\s+of|rather\s+than|over)\b", purpose):
-        text += f" instead of {old}"
-    if purpose:
-        text += f" {purpose}"
-    # A reason that names what was replaced ("pandas is too slow") stays; a task does not.
-    if tail and (
-        (old and tail.lower().startswith(old.lower()))
-        or re.match(r"(?:because|since|as|it'?s|they'?re)\b", tail, re.IGNORECASE)
-    ):
-        text += f" ({tail.rstrip('.')})"
-    return "correction", text + "."
-
-
-def _change(clause: str) -> tuple[str, str] | None:
-    """("change", "The bucket moved to eu-central-1.") for a fact of the project's setup that
-    changed, said plainly and naming its new value exactly; ("heuristic", …) for the same said
-    with "I think" or about something else; else None."""
-    s = clause.strip().rstrip(".!")
-    if s.endswith("?"):
-        return None
-    hedge = _HEDGE.match(s)
-    if hedge:
-        s = s[hedge.end() :]
-    # "…, down from 8": the old value said too, so it is a change whatever it is about.
-    was = _OLD_VALUE.search(s)
-    if was:
-        s = s[: was.start()]
-    if not hedge and ": " in s:
-        # "sales renegotiated the contracts: the first-reply promise is 4 hours now".
-        head, _, tail = s.partition(": ")
-        if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
-            s = tail.strip()
-    m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s)
-    if not m and not hedge and "," in s:
-        # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
-        # last part, after words that set no condition on it ("if we ship, the bucket is …").
-        head, _, last = s.rpartition(",")
-        if not _CONDITION.search(head):
-            m = _CHANGE_SAID.match(last.strip()) or _CHANGE_NOW.match(last.strip())
-            s = last.strip()
-    if not m:
-        return None
-    code = m.groupdict().get("code") or m.groupdict().get("env")
-    value = _WHEN.sub("", m.group("value")).strip()
-    if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS:
-        return None
-    subject = _WHEN.sub("", m.group("subject")).strip()
-    if _NOT_SO.search(subject):
-        return None  # "the bucket hasn't moved", "the bucket will have moved"
-    if not _EXACT_VALUE.search(value):
-        return None  # "the ticket moved to done": nothing exact to keep
-    prep = m.group("prep") or ""
-    verb = _WS.sub(" ", m.group("verb"))
-    if verb in ("is", "are"):
-        verb += " now"  # "minSdk is 26 now": the memory says "minSdk is now 26."
-    text = f"{subject} {verb} {prep}{value}."
-    settled = not hedge and not _ONE_OFF.search(s)  # not "temporarily moved", "for now"
-    # A setting named as in the code ("minSdk", "max_retries") is of the project's setup.
-    setup = bool(code) or bool(was) or bool(_SETUP_NOUN.search(subject))
-    kind = "change" if settled and setup else "heuristic"
-    return kind, _WS.sub(" ", text)
-
-
-# "switch state locking to the S3 native lockfile (use_lockfile = true)": a setting of the
-# project switched to a new value, said as an order or as done; the rest after "and" is the
-# task ("and drop the DynamoDB table").
-_SWITCH_SETTING = LazyPattern(
-    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?(?:switch(?:ed)?|chang(?:e|ed)|mov(?:e|ed))\s+
-        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to)\b)
-          [\w\-.]+(?:\s+(?!to\b)[\w\-.]+){0,3}?)\s+
-        (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*|\s*,\s*(?:it|they|that)\b.*)?$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
-# "let's move logging off env_logger and onto tracing", "we migrated the tests from nose to
-# pytest": what moved, from what, to what. Kept when one end is a known tool
-# (``ALTERNATIVES``) or a name from code (env_logger, date-fns); "move the button from left to
-# right" names neither.
-_MOVE_OFF = LazyPattern(
-    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
-        (?:mov(?:e|ed)|switch(?:ed)?|migrat(?:e|ed)|port(?:ed)?)\s+
-        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|everything)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+
-        (?:off(?:\s+of)?|away\s+from|from|out\s+of)\s+(?:the\s+)?`?(?P<old>[\w.\-/]+)`?
-        (?P<old_more>(?:\s+(?!and\b|onto\b|to\b|into\b)[\w.\-/]+){0,2})\s*,?\s+
-        (?:and\s+)?(?:(?:onto|to|over\s+to)\s+(?:the\s+)?|into\s+(?P<art>the\s+|an?\s+)?)`?(?P<new>[\w.\-/]+)`?
-        (?P<new_more>\s+(?!(?:and|or|for|with|via|using|so|because|but|to|in|on|now)\b)[\w\-]+(?=\s*(?:[,;.]|$)))?
-        (?P<rest>(?:[\s,].*)?)$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
-_CODE_LIKE = LazyPattern(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$|[a-z][A-Z]")
-# Words that name no tool: "… into their own package", "move us off …".
-_NOT_A_TOOL = LazyPattern(
-    r"^(?:their|its|our|your|my|his|her|a|an|the|own|us|it|them|me|this|that)$", re.IGNORECASE
-)
-# A file or a folder: moving code between files is a task, not a choice of tool.
-_FILE_LIKE = LazyPattern(r"\.[A-Za-z]{1,5}$|/")
-# A setting switched to a value of at most this many words: a name and a note in parentheses
-# ("the S3 native lockfile (use_lockfile = true)"); longer is a sentence.
-SWITCH_VALUE_MAX_WORDS = CHANGE_VALUE_MAX_WORDS + 4
-
-
-def _settled_match(pattern: LazyPattern, clause: str) -> re.Match[str] | None:
-    """``pattern`` matched on ``clause`` said as settled: not a question, not for now."""
-    s = clause.strip().rstrip(".!")
-    if s.endswith("?") or _ONE_OFF.search(s):
-        return None
-    return pattern.match(s)
-
-
-def _move_off(clause: str) -> tuple[str, str] | None:
-    """("correction", "Use tracing instead of env_logger for logging.") for a part of the
-    project moved from one tool to another; else None."""
-    m = _settled_match(_MOVE_OFF, clause)
-    if not m:
-        return None
-    old, new = m.group("old").rstrip(".,"), m.group("new").rstrip(".,")
-    what = m.group("what").strip()
-    if _NOT_A_TOOL.match(new) or _NOT_A_TOOL.match(what.split()[-1]):
-        return None  # "… into their own package", "move us off …": no tool named
-    if _FILE_LIKE.search(old) or _FILE_LIKE.search(new):
-        return None  # "move the enums out of helpers.py into enums.py": a refactoring task
-    known = old.lower() in ALTERNATIVE_OF or new.lower() in ALTERNATIVE_OF
-    if not (known or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
-        return None
-    what = re.sub(r"^(?:the|our)\s+", "", what, flags=re.IGNORECASE)
-    # "into a Room table": the thing, not only its name (the old fact's words are the measure
-    # of what was retired: "Room" alone reads as a room of the palace).
-    more = m.group("new_more") or ""
-    new = f"{(m.group('art') or '').strip()} {new}{more}".strip() if more else new
-    text = f"Use {new} instead of {old} for {what}"
-    rest = _WHEN.sub("", m.group("rest")).strip()
-    how = re.match(r"(?:with|via|through|using)\s+[^,;.]+", rest, re.IGNORECASE)
-    if how:
-        text += f" ({how.group(0)})"  # "with tracing-subscriber"
-    return "correction", text + "."
-
-
-# "swap Glide out for Coil for image loading", "replace moment with dayjs across the app": one
-# named thing for another, for a purpose or everywhere ("replace the loop with a comprehension"
-# names no tool, "replace foo with bar in utils.py" is an edit).
-_SWAP = LazyPattern(
-    r"""^(?:let'?s\s+)?(?:swap|replace|trade)\s+(?!(?:the|a|an|this|that|it|these|those|our|my)\b)
-        `?(?P<old>[\w.\-/]+)`?\s+(?:out\s+)?(?:for|with)\s+`?(?P<new>[\w.\-/]+)`?
-        \s+(?P<why>for\s+(?!now\b|the\s+moment\b)[\w\s\-']{3,40}?|everywhere|across\s+the\s+\w+)
-        \s*(?:[,;.].*)?$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
-def _swap(clause: str) -> tuple[str, str] | None:
-    """("correction", "Use Coil instead of Glide for image loading.") for one named tool swapped
-    for another; else None."""
-    m = _settled_match(_SWAP, clause)
-    if not m or _NOT_A_TOOL.match(m.group("new")) or _FILE_LIKE.search(m.group("new")):
-        return None
-    why = m.group("why").strip()
-    return "correction", f"Use {m.group('new')} instead of {m.group('old')} {why}."
-
-
-def _switch_setting(clause: str) -> tuple[str, str] | None:
-    """("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")
-    for a setting of the project switched to an exact new value; else None."""
-    m = _settled_match(_SWITCH_SETTING, clause)
-    if not m:
-        return None
-    what, value = m.group("what").strip(), _WHEN.sub("", m.group("value")).strip()
-    if not value or len(value.split()) > SWITCH_VALUE_MAX_WORDS:
-        return None
-    # Something exact to keep (a name from code, a version, an acronym), and a thing of the
-    # setup: "switch the tab to dark mode" is neither.
-    if not _EXACT_VALUE.search(value) or not (
-        _SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value
-    ):
-        return None
-    return "change", f"{what} switched to {value}."
-
-
 def user_signals(prompt: str) -> list[Signal]:
     """The rules, corrections and statements about themselves in what the person typed."""
     if len(prompt) > SCAN_MAX_CHARS:
@@ -1014,11 +684,7 @@ def user_signals(prompt: str) -> list[Signal]:
                 said = (
                     None
                     if kind == "preference" or (kind == "rule" and not told)
-                    else _switch(clause)
-                    or _move_off(clause)
-                    or _swap(clause)
-                    or _change(clause)
-                    or _switch_setting(clause)
+                    else change_said(clause)
                 )
                 if said and told and said[0] != "change":
                     said = None
