@@ -442,6 +442,10 @@ def test_the_summary_of_the_session_that_wrote_the_handoff_does_not_come_with_it
         idx.refresh(project)
     got = prompt_context(project, "where were we?", "s-one")
     assert "MARKER-GIFT" in got and "SUMMARY-GIFT" not in got
+    # Given at the start of the session, the same: the question does not bring the summary.
+    write_handoff(project, "# Handoff\n- Next: the gift emails, v2 (MARKER-GIFT).\n", 30)
+    assert "MARKER-GIFT" in brief(project, session="s-brief")  # the first session after it
+    assert "SUMMARY-GIFT" not in prompt_context(project, "where were we?", "s-brief")
     body = "Task: the export footer (SUMMARY-OTHER).\n\n## Files changed\n- app/export.py\n"
     (cold / "2026-11-29-abcdef12.md").unlink()
     write_memory(cold, "2026-11-30-bcdef123.md", body, type_="cold")

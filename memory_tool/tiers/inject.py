@@ -547,7 +547,9 @@ def units_for(
     if cold == "latest":
         units += latest_cold_units(
             idx, project, sid, *left(), exclude=exclude, held=held, topic=topic,
-            after_handoff=any(u.text.startswith(HANDOFF_QUOTE) for u in handed),
+            # given now, or earlier in the session (its brief)
+            after_handoff=any(u.text.startswith(HANDOFF_QUOTE) for u in handed)
+            or any(str(m).startswith("handoff:") for m in exclude),
         )  # fmt: skip
     elif cold == "search":
         found = search(
