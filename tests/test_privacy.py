@@ -487,6 +487,12 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
         ("I rotated the keystore password last week. new one is tundra!Parsnip62. set it as "
          "the repo secret", "tundra!Parsnip62"),
         ("the wifi in the office: Fern#Hollow2026", "Fern#Hollow2026"),
+        # blind6: an app password with no digit after "password for …", and a random secret
+        # that ends its sentence.
+        ("the app-specific password for the studio apple id is hkqz-wtrp-mvne-gxla, put it in "
+         "the repo secrets", "hkqz-wtrp-mvne-gxla"),
+        ("client id shelfmark-sync, secret b6Zt9QeR1xLm4WcVp8NsKd2HjYf5Ua3G. that one goes in "
+         "user-secrets", "b6Zt9QeR1xLm4WcVp8NsKd2HjYf5Ua3G"),
     ],
 )  # fmt: skip
 def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
@@ -511,6 +517,8 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "mail John.Doe1@Example.com about #Issue42!",
         "C++17 is fine, and so is Rust!",
         "the price is $12.50 (VAT+20%)",
+        "the password for the admin account is required",
+        "see docs.example.com/Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5.html",
     ],
 )
 def test_names_hashes_and_ids_are_not_taken_for_tokens(text: str) -> None:

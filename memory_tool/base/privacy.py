@@ -198,11 +198,16 @@ _ASSIGN_COLON_BARE = LazyPattern(
 
 # A password said in prose: "the QA account is qa@x.dev, password Kestrel-5521", "the password
 # is hunter2". Only a value with a letter and a digit, six characters at least, counts: "password
-# reset", "password length 12" and "password hashing with bcrypt" stay as they are.
+# reset", "password length 12" and "password hashing with bcrypt" stay as they are. Up to four
+# words may say whose it is ("the app-specific password for the studio apple id is …"), and an
+# app password in its own form (four groups of four letters: hkqz-wtrp-mvne-gxla) counts without
+# a digit.
 _PROSE_PASSWORD = LazyPattern(
     r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode))(?![\w-])
+        (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?(?=[ \t]+(?:is|was)\b))?
         (?:[ \t]+(?:is|was))?[ \t]*[,:]?[ \t]+
-        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[^\s'"`]{6,})""",
+        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[^\s'"`]{6,}
+          |[a-z]{4}(?:-[a-z]{4}){3}(?![\w-]))""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -221,7 +226,7 @@ _PROSE_TOKEN = LazyPattern(
 # A credential with no name next to it: one word of 24 characters or more that mixes at least
 # four digits, four capitals and four small letters (cio8Hq2ZtV5mR1xW7bN4kP9dJ3sL6fY0aCe). A
 # git hash (no capitals), a UUID, a path or a CamelCase name from code (few digits) is none.
-_RANDOM_WORD = LazyPattern(r"(?<![\w/.\-])(?P<secret>[A-Za-z0-9]{24,})(?![\w/.\-])")
+_RANDOM_WORD = LazyPattern(r"(?<![\w/.\-])(?P<secret>[A-Za-z0-9]{24,})(?![\w/\-]|\.\w)")
 RANDOM_MIN_EACH = 4
 
 # A password said with no name next to it: "rotated the keystore password … new one is

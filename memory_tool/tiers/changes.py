@@ -241,7 +241,7 @@ def _change(clause: str) -> tuple[str, str] | None:
 _SWITCH_SETTING = LazyPattern(
     r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?(?:switch(?:ed)?|chang(?:e|ed)|mov(?:e|ed))\s+
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to)\b)
-          [\w\-.]+(?:\s+(?!to\b)[\w\-.]+){0,3}?)\s+
+          [\w\-.]+(?:\s+(?!to\b|from\b)[\w\-.]+){0,3}?)\s+
         (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*|\s*,\s*(?:it|they|that)\b.*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -263,7 +263,7 @@ _MOVE_OFF = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 # A name from code, or an acronym that names a technology (NVS, SPIFFS, S3).
-_CODE_LIKE = LazyPattern(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$|[a-z][A-Z]")
+_CODE_LIKE = LazyPattern(r"[_.\-/]|^[A-Z][A-Z0-9]{2,}$|[a-z][A-Z]|^[A-Z][a-z]+\d")
 # Words that name no tool: "… into their own package", "move us off …".
 _NOT_A_TOOL = LazyPattern(
     r"^(?:their|its|our|your|my|his|her|a|an|the|own|us|it|them|me|this|that)$", re.IGNORECASE

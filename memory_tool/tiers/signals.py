@@ -113,8 +113,16 @@ def sentences(text: str) -> list[str]:
         end = m.start() + len(m.group(0).rstrip())
         piece = text[start:end]
         word = re.search(r"(\w+(?:\.\w+)*)\.+$", piece.rstrip("\"')]"))
-        if m.group(0).strip() and word and word.group(1).lower() in _ABBREV:
-            continue  # "e.g. Redis": one sentence
+        # "e.g. Redis": one sentence; "no." only before a number ("No. 5"): "ugh, no. never
+        # allocate in processBlock" is two.
+        abbrev = word is not None and word.group(1).lower() in _ABBREV
+        if (
+            m.group(0).strip()
+            and abbrev
+            and word is not None
+            and (word.group(1).lower() != "no" or text[m.end() : m.end() + 1].isdigit())
+        ):
+            continue
         initial = word is not None and len(word.group(1).split(".")[-1]) == 1
         if initial and text[m.end() : m.end() + 1].islower():
             continue  # an initial or "U.S. customers": a lower-case word goes on the sentence
@@ -145,6 +153,7 @@ _LEAD_IN = LazyPattern(
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
             |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
+      | ugh|argh|meh|sigh|hej|hiya|yo
       | fwiw|tbh|imo|honestly|to\ be\ honest
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
@@ -165,7 +174,9 @@ _TRAILING_FILLER = LazyPattern(
 
 # "before you say you're done": "done" that finishes the sentence is no filler.
 _DONE_SAID_OF = LazyPattern(
-    r"(?:'re|\bare|\bis|\bbe|\bbeen|\bwere|\bwas|\bget|\bgets|\bgot|'m|'s)$", re.IGNORECASE
+    r"(?:'re|\bare|\bis|\bbe|\bbeen|\bwere|\bwas|\bget|\bgets|\bgot|'m|'s"
+    r"|\banything|\bsomething|\beverything|\bit|\bthat|\bthis|\bthem)$",
+    re.IGNORECASE,
 )
 
 
@@ -203,7 +214,10 @@ def tidy(text: str) -> str:
     text = _SAID_BEFORE.sub("", text).lstrip(" ,;:-\u2013\u2014")
     text = _WS.sub(" ", text).strip().strip("\"'").strip()
     filler = _TRAILING_FILLER.search(text)
-    if filler and not _DONE_SAID_OF.search(text[: filler.start()]):
+    # Set off by a comma or a dash it is filler ("ship it, done"); after "you're" or "anything"
+    # with a space only, it ends the sentence ("before you call anything done").
+    said = filler is not None and filler.group(0)[:1] == " " and filler.group(0)[1:2].isalpha()
+    if filler and not (said and _DONE_SAID_OF.search(text[: filler.start()])):
         text = text[: filler.start()]
     text = text.rstrip(" ,;:-\u2013\u2014")
     if not text:
@@ -237,7 +251,8 @@ _RULE = LazyPattern(
       | we\s+(?:always|never|don'?t|do\s+not)
       | (?:you|we)\s+(?:should|must)\s+(?:always|never|not)
       | prefer\s+\S+.*\b(?:over|to|instead\s+of|rather\s+than)\b
-      | (?:every|all|any|each)\s+(?:[\w\-.']+\s+){1,5}?(?:has\s+to|have\s+to|must|needs?\s+to)
+      | (?:(?:every|all|any|each)\s+|anything\s+|everything\s+)(?:[\w\-.']+\s+){1,5}?
+        (?:has\s+to|have\s+to|must|needs?\s+to)
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -402,6 +417,8 @@ _PREFERENCE = LazyPattern(
       | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me)\s+
           (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|in\s+bullet\s+points)
       | (?:no|skip\s+the|drop\s+the|without)\s+(?:preambles?|emojis?|apologies|pleasantries)
+      | (?:no|skip\s+the|drop\s+the|without|avoid)\s+(?:[\w\-]+\s+){1,3}?in\s+
+        (?:your\s+|the\s+|my\s+)?(?:answers|replies|responses)
       | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question)
     )\b""",
     re.VERBOSE,
@@ -528,6 +545,7 @@ _SURE_EVERY = LazyPattern(
 # column". ("stop the server" is today's.)
 _STANDING_VERB = LazyPattern(
     r"""^(?:no\s+more\s+\w|(?:stop|quit)\s+\w+ing\b|default\s+to\s+\w
+        |no\s+(?=[\w.\-]*(?-i:[A-Z0-9._]))[\w.\-]+(?:\s+[\w.\-]+){0,2}\s+(?:please|pls|thanks)\s*[.!]?$
         |(?:can|could|would)\s+you\s+(?:not\s+|stop\s+\w+ing\b|quit\s+\w+ing\b)
         |(?:always\s+)?(?:ask|check\s+with)\s+(?:me|us)\s+(?:first\s+)?before\b
         |(?:all|every|each|any)\s+(?:new\s+)?[\w.\-/`]+(?:\s+[\w.\-/`]+){0,2}?\s+
@@ -556,6 +574,15 @@ _EVERY_LATER = LazyPattern(
     r"|\bfor\s+(?:anything|everything|any\s+\w+|every\s+\w+)\b[^,.;]{0,40}\bwill\b",
     re.IGNORECASE,
 )
+# An order for before anything counts as done: "run pluginval at strictness 10 before you call
+# anything done", "run the linter before saying it's finished".
+_BEFORE_DONE = LazyPattern(
+    r"\bbefore\s+(?:you\s+|we\s+)?"
+    r"(?:call(?:ing)?|say(?:ing)?|mark(?:ing)?|tell(?:ing)?\s+me|consider(?:ing)?)\s+"
+    r"(?:anything|something|it|that|a\s+\w+|the\s+\w+)?\s*(?:is\s+|'s\s+)?"
+    r"(?:done|finished|complete|ready)\b",
+    re.IGNORECASE,
+)
 # What a clause opens with when it states something rather than orders it.
 _NOT_AN_ORDER = LazyPattern(
     r"^(?:i|you|we|it|they|he|she|the|this|that|these|those|there|a|an|my|your|our|its|their)\b",
@@ -579,7 +606,7 @@ def _standing(clause: str) -> bool:
     if when and not _NOT_AN_ORDER.match(when.group("order")):
         return True
     head = s.split(",", 1)[0]
-    if _IMPERATIVE.match(head) and _EVERY_LATER.search(head):
+    if _IMPERATIVE.match(head) and (_EVERY_LATER.search(head) or _BEFORE_DONE.search(head)):
         return True
     return bool(_EVERY_TIME.search(head) and (_SETS_HOW.search(head) or _IMPERATIVE.match(head)))
 
@@ -594,16 +621,25 @@ _PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.I
 # "rule of thumb: one migration per PR", "convention here: …".
 _RULE_WORD = LazyPattern(
     r"\b(?:rules?|conventions?|polic(?:y|ies)|house\s+style|style\s*guide|standards?|guidelines?|"
-    r"principles?|ground\s+rules?|reminder|gotcha)\b",
+    r"principles?|ground\s+rules?|reminder|gotcha|news|psa|heads\s+up|fyi)\b",
     re.IGNORECASE,
 )
+
+# A preamble that names a rule may say more about it ("reminder from the data-protection side,
+# since this is new code: …"): at most this many words.
+LABELLED_PREAMBLE_MAX_WORDS = 14
 
 
 def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
     labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
     m = _PREAMBLE.match(sentence)
-    if not m or len(m.group("pre").split()) > PREAMBLE_MAX_WORDS:
+    most = (
+        LABELLED_PREAMBLE_MAX_WORDS
+        if m and _RULE_WORD.search(m.group("pre"))
+        else PREAMBLE_MAX_WORDS
+    )
+    if not m or len(m.group("pre").split()) > most:
         return sentence, ""
     rest = m.group("rest")
     if _PREFERENCE_WORD.search(m.group("pre")):
@@ -657,8 +693,16 @@ def user_signals(prompt: str) -> list[Signal]:
         line = _WS.sub(" ", _BULLET.sub("", raw_line)).strip()
         if not line:
             continue
+        carried: set[str] = set()
         for sentence in sentences(line):
+            # "no. use httpx", "ugh, no. never allocate in processBlock": a sentence of lead-ins
+            # alone lends them to the next one.
+            alone, leads = strip_lead_in(f"{sentence} x")
+            if alone == "x":
+                carried = leads
+                continue
             sentence, lead = strip_lead_in(sentence)
+            lead, carried = lead | carried, set()
             rest, labelled = _drop_preamble(sentence)
             if rest != sentence:
                 sentence, more = strip_lead_in(rest)
