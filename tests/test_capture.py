@@ -177,7 +177,8 @@ def set_config(state: Path, text: str) -> None:
         # has to"; an order with "whenever"; "Rosa here." and "I'm the only developer at …".
         ("outbound mail goes through Mailgun. and one thing I want to get ahead of: don't pass "
          "email bodies into Sidekiq job arguments. args sit in Redis",
-         [("rule", "Don't pass email bodies into Sidekiq job arguments.")]),
+         [("rule", "Outbound mail goes through Mailgun."),  # where a kind of thing goes
+          ("rule", "Don't pass email bodies into Sidekiq job arguments.")]),
         ("hey! Rosa here. I'm the only developer at Fernhill, so it's me on both apps. one "
          "preference before we start: when you explain something, show the code first and "
          "keep the explanation after it, short. today's thing: paginate it",

@@ -492,7 +492,8 @@ _REPORT = LazyPattern(
         |should\s+(?:i|we)|do\s+i|can\s+i|is\s+it|right\s+now|rn|today|tonight|this\s+(?:week|morning
         |afternoon|sprint)|lol|when\s+you\s+(?:get\s+a\s+chance|can|have\s+time|'?re\s+done))\b
       | ,\s*(?:is|are|does|do|can|should|would)\s+(?:my|this|that|it|i|we)\b
-      | \?|\w+(?:Error|Exception)\b|['"`][^'"`]*\b(?:must|never|always|not\s+allowed)\b""",
+      | \?|\w+(?:Error|Exception)\b
+      | (?<!\w)['"`](?:(?!['"`](?!\w)).)*\b(?:must|never|always|not\s+allowed)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A general subject with a modal of obligation: "logs must be json in production", "generated
@@ -511,7 +512,9 @@ _GENERAL_MUST = LazyPattern(
 _KIND_GOES = LazyPattern(
     r"""^(?:(?:all|every|each|new|our)\s+(?:the\s+)?)?(?!the\b|these\b|those\b|they\b|we\b|you\b)
         (?:[\w.\-/`]+\s+){0,2}(?!(?:is|was|has|does|this|its|yes|us)\s)[\w.\-`]{2,}s\s+
-        (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)""",
+        (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)
+      | ^(?:all\s+|our\s+)?(?!the\b|this\b|that\b|it\b|everything\b|nothing\b)
+        (?:[\w.\-/`]+\s+){0,2}[\w.\-`]+\s+(?:goes|lives|belongs)\s+(?:through|via|in|under)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A decision said by the person: "we've decided to go with postgres for the queue", "let's go
