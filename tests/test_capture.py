@@ -731,6 +731,13 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
          "Uploads taken offline are queued as JSON in SharedPreferences under pending.", True),
         ("Use Room instead of SharedPreferences for offline upload queue.",
          "Uploads are retried by WorkManager with backoff.", False),
+        # blind6: off what the old fact used.
+        ("We're off the council relay, overdue mails go through Postmark now.",
+         "Outgoing mail goes through the council's SMTP relay, port 25.", True),
+        ("We're off the council relay, overdue mails go through Postmark now.",
+         "Never log patron card numbers.", False),
+        ("We moved off Heroku, we deploy with fly now.", "Deploys go through the Heroku pipeline.",
+         True),
     ],
 )  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:

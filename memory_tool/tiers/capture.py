@@ -296,6 +296,14 @@ _GOES_THROUGH = re.compile(
 )
 
 
+# Off what they used: "we're off the council relay", "we moved off Heroku".
+_OFF = re.compile(
+    r"\b(?:we'?re|we\s+are|we(?:'ve|\s+have)?\s+(?:moved|switched|migrated)|we\s+got)\s+off\s+"
+    r"(?:of\s+)?(?:the\s+|our\s+)?(?P<what>[\w\-' ]{3,40}?)\s*(?:[,;.]|$|\s+(?:and|now|so)\b)",
+    re.IGNORECASE,
+)
+
+
 def replaces(new: str, old: str) -> bool:
     """Whether the fact ``new`` replaces the memory text ``old``: it chooses something else for
     what ``old`` chose ("use ruff instead of flake8" after "use flake8 for linting"; "use
@@ -318,6 +326,12 @@ def replaces(new: str, old: str) -> bool:
         names = {_tool(w) for w in re.findall(r"[\w.\-/]+", old.lower())}
         words = names | set(_words(old))
         return rejected in words and chosen not in words
+    off = _OFF.search(new)
+    if off and not _NEGATION.search(old):
+        # "we're off the council relay, overdue mails go through Postmark now" after "Outgoing
+        # mail goes through the council's SMTP relay": what they are off, the old fact used.
+        left = {w[:5] for w in _words(off.group("what")) if w not in _HOW_WORDS and len(w) > 2}
+        return bool(left) and left <= {w[:5] for w in _words(old)}
     new_uses = uses(new)
     if new_uses and old_tool and new_uses[0] == old_tool and _NEGATION.search(new):
         # "never use requests" after "use requests for HTTP calls"; not "don't use requests in
