@@ -733,7 +733,9 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
          "Uploads are retried by WorkManager with backoff.", False),
         # blind6: off what the old fact used.
         ("We're off the council relay, overdue mails go through Postmark now.",
-         "Outgoing mail goes through the council's SMTP relay, port 25.", True),
+         "Outgoing mail goes through the council's SMTP relay, port 25, no auth needed.", True),
+        ("We're off the council relay, overdue mails go through Postmark now.",
+         "Never send mail around the council relay.", False),
         ("We're off the council relay, overdue mails go through Postmark now.",
          "Never log patron card numbers.", False),
         ("We moved off Heroku, we deploy with fly now.", "Deploys go through the Heroku pipeline.",

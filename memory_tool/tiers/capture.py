@@ -327,7 +327,7 @@ def replaces(new: str, old: str) -> bool:
         words = names | set(_words(old))
         return rejected in words and chosen not in words
     off = _OFF.search(new)
-    if off and not _NEGATION.search(old):
+    if off and not _NEGATION.match(old.strip()):  # "Never log via the relay" is no use of it
         # "we're off the council relay, overdue mails go through Postmark now" after "Outgoing
         # mail goes through the council's SMTP relay": what they are off, the old fact used.
         left = {w[:5] for w in _words(off.group("what")) if w not in _HOW_WORDS and len(w) > 2}
