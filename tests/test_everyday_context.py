@@ -427,6 +427,10 @@ def test_a_question_about_last_time_gets_the_handoff_not_a_search_of_all_memory(
     write_handoff(project, "# Handoff\n- Next: the exporter footer (MARKER-LAST).\n")
     got = prompt_context(project, question, "s-handoff")
     assert "MARKER-LAST" in got and "half built ships" not in got
+    # Given at the session's start, the handoff answers the question just the same.
+    write_handoff(project, "# Handoff\n- Next: the exporter header (MARKER-START).\n", -5)
+    assert "MARKER-START" in brief(project, session="s-start")
+    assert "half built ships" not in prompt_context(project, question, "s-start")
 
 
 def test_the_summary_of_the_session_that_wrote_the_handoff_does_not_come_with_it(

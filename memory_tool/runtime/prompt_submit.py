@@ -133,10 +133,11 @@ def _recall(
     body += tier_units
     l4_budget -= sum(u.tokens for u in tier_units)
     seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
-    if deep and tier_units and situation_and_topic(prompt)[0] == "resume":
-        # "was anything left half-built last time?": this project's handoff or last session
-        # answers it (the tiers above); a search of all memory for "left half built" added
-        # other projects' lines under it.
+    answered = tier_units or any(str(m).startswith("handoff:") for m in seen)
+    if deep and answered and situation_and_topic(prompt)[0] == "resume":
+        # "was anything left half-built last time?": this project's handoff (now, or at the
+        # session's start) or last session answers it; a search of all memory for "left half
+        # built" added other projects' lines under it.
         deep = False
     if deep:
         l4 = deep_recall(
