@@ -84,6 +84,13 @@ def test_an_index_line_that_is_the_fact_in_brief_counts(project: Path) -> None:
     assert "test-fast" not in brief_text(project)
 
 
+def test_three_words_of_the_fact_and_how_words_are_the_fact_in_brief(project: Path) -> None:
+    # blind7: "use --exclude cluster, no epmd here" for "Run the tests with mix test --exclude
+    # cluster; … need epmd …": three words of the fact, "use" and "here" say only how.
+    claude_rule(project, hook="use test-fast here, no docker")
+    assert "test-fast" not in brief_text(project)
+
+
 def test_an_index_line_with_words_of_its_own_is_a_label(project: Path) -> None:
     claude_rule(project, hook="how to run the fast tests locally")
     assert RULE in brief_text(project)

@@ -194,6 +194,10 @@ INDEX_STATES_MIN_WORDS = 3
 # share of them in the fact's first sentence.
 INDEX_BRIEF_MIN_WORDS = 4
 INDEX_BRIEF_SHARE = 0.8
+# Words of a brief that say how, not what ("use --exclude cluster, no epmd here").
+_BRIEF_LIGHT_WORDS = frozenset(
+    "use uses using here there also just only always never please".split()
+)
 
 
 def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
@@ -215,10 +219,12 @@ def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
     # the unit tests with yarn test:unit; yarn test also starts Detox, which needs an
     # emulator."): nearly every word of it is the fact's; a label ("How to run the unit tests")
     # has words of its own.
-    brief = {w for w in said if len(w) > 2}
-    return len(brief) >= INDEX_BRIEF_MIN_WORDS and len(brief & words) >= INDEX_BRIEF_SHARE * len(
-        brief
-    )
+    brief = {w for w in said if len(w) > 2} - _BRIEF_LIGHT_WORDS
+    found = len(brief & words)
+    if len(brief) >= INDEX_BRIEF_MIN_WORDS:
+        return found >= INDEX_BRIEF_SHARE * len(brief)
+    # Three words, all the fact's ("use --exclude cluster, no epmd here").
+    return len(brief) == INDEX_BRIEF_MIN_WORDS - 1 and found == len(brief)
 
 
 def first_sentence(body: str) -> str:

@@ -167,7 +167,10 @@ _LEAD_IN = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 _TRAILING_FILLER = LazyPattern(
-    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks|please)[.!)]*$",
+    r"[\s,;:\-\u2013\u2014(]+(?:done|ok(?:ay)?|fixed|that'?s it|all set|thanks|please)[.!)]*$"
+    # ", fix" after a rule asks for today's fix ("every rule must have log:, fix"); "the bug
+    # fix" is a noun.
+    r"|\s*[,;\-\u2013\u2014]\s*(?:pls\s+|please\s+)?fix(?:\s+it|\s+that|\s+this)?[.!)]*$",
     re.IGNORECASE,
 )
 
@@ -628,6 +631,12 @@ _RULE_WORD = LazyPattern(
     re.IGNORECASE,
 )
 
+# A label names what follows; a clause with a verb says something itself: "every rule needs a
+# log: directive …" is one sentence about Snakemake rules, not a label and a rule.
+_SAYS_SOMETHING = LazyPattern(
+    r"\b(?:must|should|needs?|has|have|had|is|are|was|were|does|do|did|can|will|gets?|got)\b",
+    re.IGNORECASE,
+)
 # A preamble that names a rule may say more about it ("reminder from the data-protection side,
 # since this is new code: …"): at most this many words.
 LABELLED_PREAMBLE_MAX_WORDS = 14
@@ -637,17 +646,14 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
     labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
     m = _PREAMBLE.match(sentence)
-    most = (
-        LABELLED_PREAMBLE_MAX_WORDS
-        if m and _RULE_WORD.search(m.group("pre"))
-        else PREAMBLE_MAX_WORDS
-    )
+    labelled = m is not None and bool(_RULE_WORD.search(m.group("pre")))
+    most = LABELLED_PREAMBLE_MAX_WORDS if labelled else PREAMBLE_MAX_WORDS
     if not m or len(m.group("pre").split()) > most:
         return sentence, ""
     rest = m.group("rest")
     if _PREFERENCE_WORD.search(m.group("pre")):
         return rest, "preference"
-    if _RULE_WORD.search(m.group("pre")) and not _REPORT.search(sentence):
+    if labelled and not _REPORT.search(sentence) and not _SAYS_SOMETHING.search(m.group("pre")):
         return rest, "rule"
     bare, _ = strip_lead_in(rest)
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
