@@ -92,6 +92,7 @@ def _recall(
     from ..recall.room import L3_MAX_CHARS, room_recall
     from ..recall.seen import UNCHANGED, Unchanged, fact_keys, ids_in, last_room
     from ..store.index import is_damage
+    from ..tiers.handoff import holds_handoff
     from ..tiers.situations import situation_and_topic
 
     prompt, cwd = event.prompt, event.cwd
@@ -133,8 +134,7 @@ def _recall(
     body += tier_units
     l4_budget -= sum(u.tokens for u in tier_units)
     seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
-    answered = tier_units or any(str(m).startswith("handoff:") for m in seen)
-    if deep and answered and situation_and_topic(prompt)[0] == "resume":
+    if deep and (tier_units or holds_handoff(seen)) and situation_and_topic(prompt)[0] == "resume":
         # "was anything left half-built last time?": this project's handoff (now, or at the
         # session's start) or last session answers it; a search of all memory for "left half
         # built" added other projects' lines under it.

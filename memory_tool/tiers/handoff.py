@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ from ..base.fsutil import atomic_write_text, create_exclusive, file_lock
 from ..base.record import record
 
 MODES = ("off", "remind", "block")
+# How a handoff given to a session is named in its record (``HandoffFile.marker``).
+MARKER_PREFIX = "handoff:"
 DEFAULT_MODE = "block"
 # Defaults of handoff.min_file_edits / min_tool_calls (config.py DEFAULTS holds the same numbers):
 # five edited files or twenty tool calls is more than a quick fix, and enough to lose.
@@ -185,7 +188,12 @@ class HandoffFile:
     @property
     def marker(self) -> str:
         """What a session that was given this version remembers (no repeat in one session)."""
-        return f"handoff:{self.path}:{self.version}"
+        return f"{MARKER_PREFIX}{self.path}:{self.version}"
+
+
+def holds_handoff(markers: Iterable[object]) -> bool:
+    """Whether a session's record of what it was given (``markers``) holds a handoff."""
+    return any(str(m).startswith(MARKER_PREFIX) for m in markers)
 
 
 def find_handoff(cwd: str | Path) -> HandoffFile | None:

@@ -430,11 +430,11 @@ def deliver(units: list[Unit], session_id: str) -> list[str]:
     """Record that a session was given the handoff among ``units`` (later sessions are not);
     returns the markers to add to the session's no-repeat record (the handoff's, the hot
     state's)."""
-    from .handoff import HandoffFile, mark_delivered
+    from .handoff import MARKER_PREFIX, HandoffFile, mark_delivered
 
     given = sorted({u.given for u in units if u.given})
     for marker in given:
-        if not marker.startswith("handoff:"):
+        if not marker.startswith(MARKER_PREFIX):
             continue
         _, rest = marker.split(":", 1)
         path, mtime, size = rest.rsplit(":", 2)
@@ -545,11 +545,13 @@ def units_for(
         units += handed
     held |= _facts_of([u.text for u in units])  # the hot state and the handoff, if given
     if cold == "latest":
+        from .handoff import holds_handoff
+
         units += latest_cold_units(
             idx, project, sid, *left(), exclude=exclude, held=held, topic=topic,
             # given now, or earlier in the session (its brief)
             after_handoff=any(u.text.startswith(HANDOFF_QUOTE) for u in handed)
-            or any(str(m).startswith("handoff:") for m in exclude),
+            or holds_handoff(exclude),
         )  # fmt: skip
     elif cold == "search":
         found = search(
