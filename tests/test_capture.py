@@ -173,6 +173,18 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Never run terraform apply against prod from a laptop; open a PR and Atlantis "
                    "applies it after review.")]),
         ("I like the new layout", []),
+        # blind7: what they do, said after the name; a smiley or an aside with an emoji ends
+        # what was said before it.
+        ("hi! I'm Kasia, I do mostly the backend here. english is not my first language so pls "
+         "keep explanations in simple english, no idioms :) ok so first thing: rooms need to "
+         "show who is online",
+         [("identity", "The user is Kasia and does mostly the backend here."),
+          ("preference", "Keep explanations in simple english, no idioms.")]),
+        ("I'm Kasia, I do want the logs", [("identity", "The user is Kasia.")]),
+        ("the PR adds it as :naive_datetime again \U0001f644 for timestamps we use "
+         "utc_datetime_usec, always. fix it before I merge pls",
+         [("rule", "For timestamps we use utc_datetime_usec, always.")]),
+        ("\U0001f44d use httpx, not requests", [("correction", "Use httpx, not requests.")]),
         # blind4: a rule after a preamble and a colon; a preference labelled as one; "every …
         # has to"; an order with "whenever"; "Rosa here." and "I'm the only developer at …".
         ("outbound mail goes through Mailgun. and one thing I want to get ahead of: don't pass "

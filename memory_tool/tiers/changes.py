@@ -90,7 +90,8 @@ _CHANGE_SAID = LazyPattern(
 # supply-stg namespace now".
 _CHANGE_NOW = LazyPattern(
     r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+
-        |(?P<env>staging|prod|production|preprod|dev|qa|ci|sandbox)\s+)
+        |(?P<env>staging|prod|production|preprod|dev|qa|ci|sandbox)\s+
+        |(?P<limit>(?:[Mm]ax|[Mm]aximum|[Mm]in|[Mm]inimum|[Dd]efault)\s+(?:[\w\-]+\s+){1,3}?))
         (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
         (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
     re.VERBOSE,
@@ -110,7 +111,9 @@ _SETUP_NOUN = LazyPattern(
     r"modules?|files?|folders?|directory|directories|config|configs|settings|ports?|domains?|"
     r"registry|image|images|jobs?|cron|dashboards?|warehouse|schemas?|secrets?|vault|docs|"
     r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc|"
-    r"versions?|sdk|runtime)\b",
+    r"versions?|sdk|runtime"
+    # A limit the code enforces: "the upload limit is 50 MB now", "max message length is …".
+    r"|limits?|max|maximum|min|minimum|timeouts?|ttl|quotas?|thresholds?|retries)\b",
     re.IGNORECASE,
 )
 # A value that names something exact: a region, a path, a version, a host, a `name`.
@@ -214,7 +217,7 @@ def _change(clause: str) -> tuple[str, str] | None:
             s = last.strip()
     if not m:
         return None
-    code = m.groupdict().get("code") or m.groupdict().get("env")
+    code = m.groupdict().get("code") or m.groupdict().get("env") or m.groupdict().get("limit")
     value = _WHEN.sub("", m.group("value")).strip()
     if not value or len(value.split()) > CHANGE_VALUE_MAX_WORDS:
         return None

@@ -105,8 +105,17 @@ _CLAUSE_BREAK = LazyPattern(
 )
 
 
+# An emoji, a smiley or an aside that holds one ends what was said before it: "no idioms :)
+# ok so first thing: …", "product changed their mind (again 😅) max length is 10000 now".
+_EMOJI = "\U0001f300-\U0001faff\u2600-\u27bf\ufe0f"
+_ASIDE_END = LazyPattern(
+    rf"\s*(?:\([^()]*[{_EMOJI}][^()]*\)|[{_EMOJI}]+|(?<![\w:]):-?[()DPp](?![\w(])|\bxD\b)(?=\s|$)"
+)
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``, each with its closing punctuation."""
+    text = _ASIDE_END.sub(lambda m: "." if text[: m.start()].rstrip()[-1:].isalnum() else "", text)
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END.finditer(text):
@@ -323,7 +332,9 @@ _ME_CLAUSE = LazyPattern(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:i(?:'m|'d)?|my)\b)
 # What a later clause may say about the person besides what opens a statement: "…, I work on
 # the payments backend" (alone, "I work on the parser" is more likely today's task).
 _WORK_ON = LazyPattern(
-    r"^i\s+(?:mostly\s+|mainly\s+|usually\s+)?work\s+on\s+(?P<o>\S.+)$", re.IGNORECASE
+    r"^i\s+(?:mostly\s+|mainly\s+|usually\s+)?"
+    r"(?P<v>work\s+on|do(?=\s+(?:mostly|mainly|most\s+of|all\s+of|the)\b))\s+(?P<o>\S.+)$",
+    re.IGNORECASE,
 )
 # The first person left in a statement about the person: never stored (the measure of a week
 # of use: "The user is Dana, I work on the payments backend." reads as two speakers).
@@ -337,7 +348,9 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
     if not first:
         m = _WORK_ON.match(s)
         if m:
-            return "work", f"works on {m.group('o')}"
+            # "I'm Kasia, I do mostly the backend here": "does mostly the backend here".
+            verb = "works on" if m.group("v").lower() != "do" else "does"
+            return "work", f"{verb} {m.group('o')}"
     if not s.lower().startswith(_I_HINTS):
         return "", ""
     m = _IDENTITY.match(s[0].lower() + s[1:])
@@ -412,14 +425,17 @@ def _identity(sentence: str) -> str:
 # the plural: "make the answer shorter" is about the answer just given. Matched on the clause
 # with its first letter lowered, so "in German" keeps its capital.
 _PREFERENCE = LazyPattern(
-    r"""^(?:always\s+|please\s+)?(?:
+    r"""^(?:always\s+|please\s+|pls\s+)?(?:
         (?:keep\s+(?:your\s+|the\s+|all\s+|my\s+)?|make\s+(?:your\s+|all\s+)?)
-          (?:answers|replies|your\s+(?:responses|explanations|summaries|messages))\s+
-          (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple)
+          (?:answers|replies|explanations|your\s+(?:responses|explanations|summaries|messages))\s+
+          (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple|plain)
       | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
-      | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me)\s+
-          (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|in\s+bullet\s+points)
-      | (?:no|skip\s+the|drop\s+the|without)\s+(?:preambles?|emojis?|apologies|pleasantries)
+      | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me|explain\s+(?:things\s+)?)\s*
+          (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|simply|in\s+bullet\s+points
+            |in\s+(?:plain|simple)\s+(?:english|language|words|terms))
+      | (?:use|stick\s+to)\s+(?:plain|simple)\s+(?:english|language|words)(?=\s*[.!]?$)
+      | (?:no|skip\s+the|drop\s+the|without)\s+
+          (?:preambles?|emojis?|apologies|pleasantries|idioms|jargon|slang)
       | (?:no|skip\s+the|drop\s+the|without|avoid)\s+(?:[\w\-]+\s+){1,3}?in\s+
         (?:your\s+|the\s+|my\s+)?(?:answers|replies|responses)
       | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question)
@@ -533,7 +549,8 @@ _WE_DO = LazyPattern(
     r"""^we\s+(?:use|run|deploy|ship|build|host|write|test|name|keep|store|prefer|do|pin|tag
         |squash|rebase|merge|release|version|format|lint)\b.*(?:\bhere$|\bin\s+this\s+
         (?:project|repo|repository|codebase|team)\b|,\s*not\s+\S|\binstead\s+of\b
-        |\brather\s+than\b|\bonly\b|\bfor\s+(?:all|every|each|any)\b|,\s*never\b)""",
+        |\brather\s+than\b|\bonly\b|\bfor\s+(?:all|every|each|any)\b|,\s*never\b
+        |,\s*always[.!]*$)""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "make sure every endpoint checks the tenant id", "be sure to use UTC everywhere": an order
@@ -661,17 +678,28 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     return sentence, ""
 
 
+# What an order is for, said before it: "for who is online use Phoenix.Presence, not own
+# counter", "to parse dates, call parse_iso". The order after it is judged as if said alone.
+_PURPOSE = LazyPattern(
+    r"^(?:for|to)\s+(?!(?:this|that|these|those|now|today|the\s+moment)\b)"
+    r"(?:[\w\-.'/`]+\s+){0,5}?[\w\-.'/`]+,?\s+(?=(?:use|call|go\s+with|stick\s+with|pick|we\s+use)\b)",
+    re.IGNORECASE,
+)
+
+
 def _user_kind(fact: str, lead: set[str]) -> str:
     """correction, rule, heuristic or "" for a person's clause (lead-ins already stripped)."""
     if len(fact.split()) < MIN_RULE_WORDS or fact.rstrip().endswith("?"):
         return ""
     if _NOT_A_RULE.match(fact):
         return ""
+    purpose = _PURPOSE.match(fact)
+    order = fact[purpose.end() :] if purpose and not ONE_OFF.search(fact) else fact
     if "remember" in lead or _RULE.match(fact) or _STANDING_ORDER.match(fact):
         kind = "rule"
-    elif _IMPERATIVE.match(fact) and ("no" in lead or _INSTEAD.search(fact)):
+    elif _IMPERATIVE.match(order) and ("no" in lead or _INSTEAD.search(order)):
         kind = "correction"
-    elif _standing(fact):
+    elif _standing(fact) or (order != fact and _standing(order)):
         kind = "rule"
     elif "no" in lead or _WEAK.search(fact):
         return "heuristic"
@@ -685,6 +713,27 @@ def _user_kind(fact: str, lead: set[str]) -> str:
     if len(words) <= PRONOUN_RULE_MAX_WORDS and _PRONOUN.search(said):
         return "heuristic"  # "Never do that again": means nothing without the conversation
     return kind
+
+
+_SO = LazyPattern(r",?\s+so\s+(?=\S)", re.IGNORECASE)
+_SO_THAT = LazyPattern(r"(?:that|we|you|i|it|they|he|she|the|this|there)\b", re.IGNORECASE)
+
+
+def _after_so(clause: str, fact: str) -> tuple[str, str]:
+    """(kind, text) of a rule or a preference said after its reason: "english is not my first
+    language so pls keep explanations in simple english" (the preference alone: how to answer
+    is the person's order), "the cluster is shared so never scale it down" (the rule with its
+    reason). ("", fact) when the part after "so" is neither."""
+    parts = _SO.compiled.split(clause, maxsplit=1)
+    if len(parts) < 2 or len(parts[0].split()) < 2:
+        return "", fact
+    after, lead = strip_lead_in(parts[1])
+    if _IMPERATIVE.match(parts[0]) or _SO_THAT.match(after):
+        return "", fact  # "mock the client so we don't hit the api": "so that", a task's aim
+    if _preference(after):
+        return "preference", tidy(after)
+    kind = _user_kind(after, lead)
+    return (kind, fact) if kind in ("rule", "correction") else ("", fact)
 
 
 def user_signals(prompt: str) -> list[Signal]:
@@ -730,6 +779,8 @@ def user_signals(prompt: str) -> list[Signal]:
                 clause, more = strip_lead_in(clause)
                 kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
                 fact = tidy(clause)
+                if not kind:
+                    kind, fact = _after_so(clause, fact)
                 # A switch or a changed fact said plainly, not as "use", "never" or "always".
                 # "heads up, …: X is 4 hours now": a change said after a "remember" word is
                 # kept as the change it states.
