@@ -935,6 +935,42 @@ def test_captures_compete_for_l2_and_never_displace_a_pinned_memory(
     assert "- 2 more project facts: memory-tool list --layer L2" in text
 
 
+def test_a_projects_references_and_room_gotchas_fill_what_its_facts_leave_of_l2(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    """A [REUSE] and a [GOTCHA] filed in a room reach the next session's brief whatever its
+    prompt says, after the project's own rules and facts, and only this project's."""
+    from memory_tool.store.palace import init_palace
+
+    init_palace()
+    other = tmp_path / "work" / "other"
+    (other / ".git").mkdir(parents=True)
+    session(other, [("assistant", "[REUSE] lib/throttle.py Throttle.hit is the one limiter.")])
+    session(
+        project,
+        [
+            ("user", "Never run migrations against production by hand."),
+            (
+                "assistant",
+                "[GOTCHA] The postgres migration lock times out after 5 s on the orders table.\n"
+                "[REUSE] with_retry(fn) in app/retry.py wraps any flaky call.",
+            ),
+        ],
+    )
+    brief = wake(project)
+    rule = brief.index("Never run migrations against production by hand.")
+    assert rule < brief.index("The postgres migration lock times out after 5 s")
+    assert rule < brief.index("with_retry(fn) in app/retry.py wraps any flaky call.")
+    assert "Throttle.hit" not in brief and "Throttle.hit" in wake(other)
+    # Own facts first: with the cap taken by them, the background waits for a prompt (L3).
+    folder = paths.project_memory_dir(project)
+    for n in range(15):
+        write_memory(folder, f"project_fact_{n}.md", f"Fact {n}.", type_="project")
+    brief = wake(project)
+    assert sum(f"Fact {n}." in brief for n in range(15)) == 14  # and the rule: the cap
+    assert "with_retry" not in brief and "migration lock" not in brief
+
+
 @pytest.mark.parametrize(
     ("new", "old", "same"),
     [

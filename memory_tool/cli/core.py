@@ -10,7 +10,7 @@ import click
 from ..base import paths, tokens
 from ..base.config import load_config, today
 from ..recall.depth import check_ids
-from ..recall.layers import dedupe, l1_candidates, l2_candidates, rank
+from ..recall.layers import dedupe, l1_candidates, l2_ranked, rank
 from ..recall.wake import build_brief
 from ..store.globs import read_globs
 from ..store.index import open_index
@@ -134,12 +134,13 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             brief = build_brief(idx, cwd)
             chosen = {e.id for e in brief.layers[layer.upper()].picked}
             cfg = load_config()
-            pool = (
-                l1_candidates(idx)
+            entries = (
+                dedupe(rank(l1_candidates(idx), today(), cfg))
                 if layer.upper() == "L1"
-                else l2_candidates(idx, paths.project_key(cwd), str(paths.context_file(cwd)))
+                else l2_ranked(
+                    idx, paths.project_key(cwd), str(paths.context_file(cwd)), today(), cfg
+                )
             )
-            entries = dedupe(rank(pool, today(), cfg))
         else:
             idx.refresh(cwd, sessions=False)  # files are the truth: list what is there now
             entries = idx.entries()

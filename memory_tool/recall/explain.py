@@ -24,6 +24,7 @@ from .layers import (
     is_expired,
     is_stale,
     l1_candidates,
+    l2_background,
     l2_candidates,
     rank,
     weight,
@@ -192,7 +193,9 @@ def explain_brief(idx: Index, cwd: str | Path, extra: list[Unit] | None = None) 
     out.rows["L1"] = _layer_rows(l1, cap, cap, day, cfg)
     out.rows["L2"] = _layer_rows(l2, max(0, cap - len(l1.picked)), cap, day, cfg)
     out.dropped = _dropped(l1_candidates(idx), l1, day, cfg)
-    out.dropped += _dropped(l2_candidates(idx, brief.project), l2, day, cfg)
+    out.dropped += _dropped(
+        l2_candidates(idx, brief.project) + l2_background(idx, brief.project), l2, day, cfg
+    )
     return out
 
 

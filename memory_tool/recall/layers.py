@@ -241,6 +241,30 @@ def l1_candidates(index: Index) -> list[Entry]:
     return index.identity_facts()
 
 
+# L2's background: the project's references and its gotchas filed in a room, which room recall
+# (L3) gives only to a prompt that shares their words ("400 invites in a minute" never named the
+# "rate limiter" a [REUSE] pointed to). They come after the project's own facts and rules and
+# take only the entries and tokens those leave, so a young project's few lessons reach every
+# session whatever its prompts say; as they grow, importance x decay picks which and L3 keeps
+# the rest. At most the always-load cap of them can be picked, so no more are read.
+L2_BACKGROUND_MAX = 15
+
+
+def l2_background(index: Index, project: str) -> list[Entry]:
+    return index.project_references(project, L2_BACKGROUND_MAX)
+
+
+def l2_ranked(
+    index: Index, project: str, context_path: str | None, day: dt.date, cfg: dict[str, Any]
+) -> list[Entry]:
+    """L2 in the order the brief takes it: the project's facts, rules and pins ranked, then
+    its background ranked."""
+    own = rank(l2_candidates(index, project, context_path), day, cfg)
+    have = {e.id for e in own}
+    more = [e for e in rank(l2_background(index, project), day, cfg) if e.id not in have]
+    return dedupe(own + more)
+
+
 def l2_candidates(index: Index, project: str, context_path: str | None = None) -> list[Entry]:
     """The project's facts and rules, and what is pinned for it. ``context_path``: the working
     tree's CONTEXT.md (see ``Index.project_facts``)."""

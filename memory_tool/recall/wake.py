@@ -22,6 +22,7 @@ from .layers import (
     first_sentence,
     l1_candidates,
     l2_candidates,
+    l2_ranked,
     pack,
     rank,
     stated_by_index,
@@ -176,12 +177,12 @@ def build_brief(
     l1_ranked = dedupe(rank(l1_candidates(index), day, cfg))
     l1 = pack("L1", l1_ranked, budget(cfg, "l1"), cap, L1_MAX_CHARS, render_l1)
     context = str(paths.context_file(cwd))
-    l2_ranked = dedupe(rank(l2_candidates(index, project, context), day, cfg))
+    l2_order = l2_ranked(index, project, context, day, cfg)
     hooks = tree.memory_index_hooks(cwd) if index_loaded else {}
     if hooks:
-        l2_ranked = [e for e in l2_ranked if is_critical(e) or not stated_by_index(e, hooks)]
+        l2_order = [e for e in l2_order if is_critical(e) or not stated_by_index(e, hooks)]
     l2_cap = max(0, cap - len(l1.picked))
-    l2 = pack("L2", l2_ranked, budget(cfg, "l2"), l2_cap, L2_MAX_CHARS, render_l2)
+    l2 = pack("L2", l2_order, budget(cfg, "l2"), l2_cap, L2_MAX_CHARS, render_l2)
 
     # Critical rules open the brief and the recap closes it: models attend to start and end.
     l2_units = l2.units

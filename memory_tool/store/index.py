@@ -570,6 +570,19 @@ class Index:
             return facts
         return [e for e in facts if e.source != "context" or e.path == context_path]
 
+    def project_references(self, project: str, limit: int) -> list[Entry]:
+        """``project``'s references (a ``[REUSE]``: "RateLimit.hit/3 is the one rate limiter")
+        and the gotchas filed in a room as its own: L2's background, the ``limit`` most
+        important and newest (``recall.layers.l2_background``)."""
+        rows = self.conn.execute(
+            "SELECT * FROM entries WHERE project = ? AND type = 'reference' "
+            "AND source IN ('claude', 'context', 'room') "
+            f"AND {TEXT_ONLY_SQL} AND {LIVE_SQL} "
+            "ORDER BY importance DESC, created DESC, id LIMIT ?",
+            (project, *live_params(), limit),
+        )
+        return [row_to_entry(r) for r in rows]
+
     def pinned_for(self, project: str) -> list[Entry]:
         """Pinned memories (``always: true``) a session in ``project`` loads: a pin in the palace
         (a room, the wiki) holds everywhere; one in a project's own memory folder or CONTEXT.md,
