@@ -962,6 +962,9 @@ def test_a_projects_references_and_room_gotchas_fill_what_its_facts_leave_of_l2(
     assert rule < brief.index("The postgres migration lock times out after 5 s")
     assert rule < brief.index("with_retry(fn) in app/retry.py wraps any flaky call.")
     assert "Throttle.hit" not in brief and "Throttle.hit" in wake(other)
+    set_config(state, "recall:\n  l2_background: false\n")  # facts and rules only
+    assert "with_retry" not in wake(project) and rule
+    set_config(state, "recall:\n  l2_background: true\n")
     # Own facts first: with the cap taken by them, the background waits for a prompt (L3).
     folder = paths.project_memory_dir(project)
     for n in range(15):

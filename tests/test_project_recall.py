@@ -61,6 +61,14 @@ def _prompt(project: Path, prompt: str, session: str) -> str:
     )
 
 
+@pytest.fixture(autouse=True)
+def _brief_without_background(state: Path) -> None:
+    """These tests are about a prompt's recall of what the brief did not give: as in a project
+    whose L2 its own facts fill, the brief gives no references (``recall.l2_background``)."""
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.yaml").write_text("recall:\n  l2_background: false\n", encoding="utf-8")
+
+
 @pytest.fixture
 def payments(tmp_path: Path) -> Path:
     root = tmp_path / "work" / "payments"

@@ -89,7 +89,12 @@ DEFAULTS: dict[str, Any] = {
     "always_load_max": ALWAYS_LOAD_MAX,
     "decay": DEFAULT_DECAY,
     "stale_days": DEFAULT_STALE_DAYS,
-    "recall": {"enabled": True, "deep_search_enabled": True, "tool_recall_enabled": True},
+    "recall": {
+        "enabled": True,
+        "deep_search_enabled": True,
+        "tool_recall_enabled": True,
+        "l2_background": True,
+    },
     "handoff": {
         "mode": "block",
         "min_file_edits": 5,
@@ -172,7 +177,12 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
     "always_load_max": _whole(0),
     "decay": {t: _number(0) for t in _TYPES},
     "stale_days": {t: _DAYS_OR_NEVER for t in _TYPES},
-    "recall": {"enabled": _SWITCH, "deep_search_enabled": _SWITCH, "tool_recall_enabled": _SWITCH},
+    "recall": {
+        "enabled": _SWITCH,
+        "deep_search_enabled": _SWITCH,
+        "tool_recall_enabled": _SWITCH,
+        "l2_background": _SWITCH,
+    },
     "handoff": {
         "mode": (_handoff_mode, "one of " + ", ".join(HANDOFF_MODES)),
         "min_file_edits": _whole(0),

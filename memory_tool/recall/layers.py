@@ -260,6 +260,8 @@ def l2_ranked(
     """L2 in the order the brief takes it: the project's facts, rules and pins ranked, then
     its background ranked."""
     own = rank(l2_candidates(index, project, context_path), day, cfg)
+    if not cfg.get("recall", {}).get("l2_background", True):
+        return dedupe(own)
     have = {e.id for e in own}
     more = [e for e in rank(l2_background(index, project), day, cfg) if e.id not in have]
     return dedupe(own + more)
