@@ -220,3 +220,38 @@ def paths_key(project: Path) -> str:
     from memory_tool.base import paths
 
     return paths.project_key(project)
+
+
+@pytest.mark.parametrize("situation", ["debug", "resume"])
+def test_a_past_session_that_states_a_superseded_fact_is_not_told_as_true(
+    situation: str, project: Path, tiers_world: dict[str, object]
+) -> None:
+    """A week of use gave "Task: The carrier API base URL is api.carrier-a.example. …" beside
+    the memory of the move: a summary's line (or a search hit whose task) states what a
+    superseded memory said is left out; the rest of the summary still comes."""
+    from memory_tool.base import paths
+
+    with open_index() as idx:
+        (cold,) = idx.entries(source="cold", project=paths.project_key(project))
+        first = tiers.cold_body_lines(cold.body)[0]
+    said = first.removeprefix("Task:").strip().split(". ")[0].rstrip(".\n") + "."
+    small = tiers_world["small"]
+    assert isinstance(small, Path)
+    hook_payload = payload("UserPromptSubmit", "tiers_small", project, small)
+    hook_payload["prompt"] = PROMPTS[situation]
+
+    def told() -> str:
+        with open_index() as idx:
+            idx.refresh(project)
+            units = tiers.prompt_context(idx, as_event(hook_payload), 3000)
+        return "".join(u.text for u in units)
+
+    assert said in told()
+    write_memory(
+        paths.project_memory_dir(project), "old_fact.md", said, type_="project",
+        superseded_by="p-0a1b2c",
+    )  # fmt: skip
+    text = told()
+    assert said not in text
+    if situation == "resume":
+        assert COLD_LATEST in text  # the rest of that session still comes

@@ -583,6 +583,16 @@ class Index:
         )
         return [row_to_entry(r) for r in rows]
 
+    def superseded_texts(self, project: str) -> list[str]:
+        """The text of ``project``'s facts and rules that a newer one superseded: what a past
+        session's summary may still state as true (``tiers.inject`` leaves such lines out)."""
+        rows = self.conn.execute(
+            "SELECT body FROM entries WHERE type IN ('project', 'feedback', 'reference') "
+            "AND project = ? AND superseded_by != ''",
+            (project,),
+        )
+        return [r[0] for r in rows]
+
     def pinned_for(self, project: str) -> list[Entry]:
         """Pinned memories (``always: true``) a session in ``project`` loads: a pin in the palace
         (a room, the wiki) holds everywhere; one in a project's own memory folder or CONTEXT.md,

@@ -250,6 +250,16 @@ def _new_facts(lines: list[str], held: set[str]) -> list[str]:
     ]
 
 
+def superseded_facts(idx: Index, project: str) -> set[str]:
+    """Fact keys of what ``project``'s superseded memories said: a past session's summary that
+    states one ("Task: The carrier API base URL is api.carrier-a.example. Add the label
+    request.") tells an old truth as if it were one; its line is left out, and a hit whose task
+    states one goes (a week of use gave it beside the memory of the move)."""
+    from ..recall.seen import fact_keys
+
+    return fact_keys("\n".join(idx.superseded_texts(project)))
+
+
 def _is_title(line: str) -> bool:
     return line.endswith(":\n") and not line.startswith("- ")
 
@@ -271,9 +281,11 @@ def cold_units(
     max_chars: int,
     heading: str,
     held: set[str] | None = None,
+    retired: frozenset[str] | set[str] = frozenset(),
 ) -> list[Unit]:
     """Each hit's brief line (stored count) and the lines of it the prompt is about, but for
-    those the request carries already (``held``: fact keys, updated with what is packed)."""
+    those the request carries already (``held``: fact keys, updated with what is packed) and
+    those that state what is no longer so (``retired``: ``superseded_facts``)."""
     from ..recall.layers import Unit
 
     count = idx.count_cached
@@ -283,9 +295,12 @@ def cold_units(
     seen = set(held or ())
     groups = []
     for e in entries:
+        body = cold_body_lines(e.body)
+        if body and retired and _facts_of(body[:1]) & retired:
+            continue  # its task states what is no longer so
         # The hit's own line is its summary's start, decisions and all: when it repeats a fact
         # the request carries, the hit is named by its task alone.
-        shown = _facts_of(cold_body_lines(e.body))  # what its flattened line may hold
+        shown = _facts_of(body)  # what its flattened line may hold
         if shown & seen:
             pointer = _counted(idx, cold_pointer(e))
             seen |= fact_keys(pointer.text)
@@ -293,6 +308,7 @@ def cold_units(
             pointer = Unit(e.line, e.line_tokens)
             seen |= shown
         lines = _new_facts(_matching_lines(e, prompt, COLD_HIT_LINES), seen)
+        lines = [x for x in lines if not _facts_of([x]) & retired]
         seen |= _facts_of(lines)
         groups.append([pointer] + [Unit(x, count(x)) for x in lines])
     return _hold(_pack_groups(head, groups, budget, max_chars, skip_misfits=True), held)
@@ -350,6 +366,8 @@ def latest_cold_units(
     if topic and not is_about(f"{entry.description}\n{entry.body}", topic):
         return []
     lines = _new_facts(cold_body_lines(entry.body), held if held is not None else set())
+    retired = superseded_facts(idx, project)
+    lines = [x for x in lines if not _facts_of([x]) & retired]
     return _hold(
         _drop_dangling_titles(
             _pack(cold_latest_heading(entry.id), lines, idx.count_cached, budget, max_chars)
@@ -564,13 +582,15 @@ def units_for(
             # the session that fixed it: the latest sessions are what a review looks back on.
             latest = latest_cold(idx, project, sid)
             hits = [latest] if latest is not None and latest.id not in exclude else []
+        retired = superseded_facts(idx, project) if hits else set()
         if want_wiki:  # incident: leave the wiki half the room
             tokens_left, chars_left = left()
             units += cold_units(
-                idx, hits, prompt, tokens_left // 2, chars_left // 2, COLD_SEARCH_HEADING, held
-            )
+                idx, hits, prompt, tokens_left // 2, chars_left // 2, COLD_SEARCH_HEADING, held,
+                retired,
+            )  # fmt: skip
         else:
-            units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING, held)
+            units += cold_units(idx, hits, prompt, *left(), COLD_SEARCH_HEADING, held, retired)
     if want_wiki:
         # Another project's promoted records stay with it (search.own_facts_sql).
         found = search(
