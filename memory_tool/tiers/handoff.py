@@ -251,10 +251,11 @@ def _deliveries() -> dict[str, Any]:
 
 def was_delivered(handoff: HandoffFile) -> bool:
     """Whether a session was already given this version of the file and took it up: it did
-    something (``hot.has_substance``) or asked for it ("where were we", "let's pick up the
-    export"). A session that was handed it unasked and did nothing with it ("morning", "right,
-    I'm off") leaves it for the next one: a week of use saw such sessions take the handoff the
-    next working session was meant to get. A session whose record is gone counts as taking it."""
+    something (``hot.has_substance``). A session that was handed it and did nothing with it
+    ("morning", "right, I'm off", or only "what was I in the middle of?") leaves it for the
+    next one: weeks of use saw such sessions take the handoff the next working session was
+    meant to get ("let's get the extend-my-loan button working", a session after the one that
+    asked). A session whose record is gone counts as taking it."""
     record_ = _deliveries().get(str(handoff.path))
     if not (
         isinstance(record_, dict)
@@ -267,16 +268,12 @@ def was_delivered(handoff: HandoffFile) -> bool:
 
 def _took_it_up(session_id: str) -> bool:
     from .hot import has_substance, load_state
-    from .situations import situation_and_topic
 
     state = load_state(session_id)
     if state is None:
         return True
     try:
-        if has_substance(state):
-            return True
-        asked = [str(p) for p in state.get("prompts") or []]
-        return any(situation_and_topic(p)[0] == "resume" for p in asked)
+        return has_substance(state)
     except (KeyError, TypeError, ValueError):
         return True
 
