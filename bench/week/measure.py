@@ -23,11 +23,19 @@ from typing import Any
 
 # Lines that open a memory-tool block or say how to use it: the frame, not a fact. They are not
 # counted as noise (they are the same in every session and cost what `injected_tokens` shows).
+# Nor do they count as a fact: "More on demand: `memory-tool search QUERY` …" matched an open
+# item about search (and, in the other project, counted as its fact); the closing recap, which
+# names the critical rules by id or short name, is the "last" of "critical rules first and
+# last" (issue 22), said on purpose; a heading or the hygiene line is about memory, not a fact.
 FRAME_RE = re.compile(
     r"^(?:SessionStart|UserPromptSubmit|SubagentStart) hook additional context:|"
     r"^</?memory-context>$|^Background notes from memory-tool|^More on demand:|"
-    r"^Before a long session ends"
+    r"^Before a long session ends|^Notes from memory-tool|^Recap of the rules that matter most|"
+    r"^Memory hygiene:|^#{1,4} "
 )
+# A handoff is quoted whole ("> - Done: …", "> - Next: finish …"): its lines are one document,
+# so a fact on two of its lines is given once.
+QUOTE_PREFIX = "> "
 # Conversational lead-ins that a clean captured fact should not start with (issue 22, item 2).
 # "no" only with its comma: "no, use httpx" is a lead-in, "No emoji in answers." a fact.
 LEAD_IN_RE = re.compile(
@@ -150,11 +158,12 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
         ctx = context_lines(text, baseline, run["prompt"])
         label = run["label"]
         mine = _project_facts(facts, run["project"])
+        said = [ln for ln in ctx if not FRAME_RE.match(ln)]
         for fid, fact in facts.items():
-            found = hits(ctx, fact_regex(fact))
+            found = hits(said, fact_regex(fact))
             if not found:
                 continue
-            if len(found) > 1:
+            if len({QUOTE_PREFIX if ln.startswith(QUOTE_PREFIX) else ln for ln in found}) > 1:
                 duplicates.append(
                     {"session": label, "fact": fid, "times": len(found), "lines": found[:4]}
                 )
@@ -198,7 +207,7 @@ def analyze(record: Mapping[str, Any]) -> dict[str, Any]:
             continue
         fact = facts[run["fact"]]
         text = normalize(run.get("first_request") or "", roots)
-        ctx = context_lines(text, baseline, run["prompt"])
+        ctx = [ln for ln in context_lines(text, baseline, run["prompt"]) if not FRAME_RE.match(ln)]
         found = hits(ctx, fact_regex(fact))
         older = [f for f in facts.values() if f.get("superseded_by") == run["fact"]]
         stale_here = [
