@@ -53,6 +53,9 @@ ALTERNATIVES = (
     "prettier biome",
     "docker podman",
     "celery rq dramatiq huey",
+    # What runs a queue, what caches: "move the queues to redis", "switch the cache to valkey".
+    "redis rabbitmq sqs kafka nats beanstalkd",
+    "redis valkey memcached",
     "logging loguru structlog",
     "moment dayjs date-fns luxon",
     "setuptools hatch hatchling flit poetry",
@@ -95,6 +98,19 @@ _CHANGE_NOW = LazyPattern(
         (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
         (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
     re.VERBOSE,
+)
+# A setting that goes to a new value from a day on: "tick rate goes to 60 Hz from today", "the
+# session timeout changes to 15 min from now on". The day it starts is what makes it a change
+# for good (without it, "the count goes to 3" tells of a moment).
+_CHANGE_TO = LazyPattern(
+    r"""^(?P<subject>(?:(?:the|our)\s+)?(?!(?:it|this|that|we|i|you|they|he|she)\b)
+          [\w\-./`']+(?:\s+[\w\-./`']+){0,4}?)\s+
+        (?:goes|changes|moves|drops|rises|is\s+going|gets\s+(?:raised|lowered|bumped|changed)
+          |(?:is|was)\s+(?:raised|lowered|bumped|changed|increased|reduced|set))\s+
+        (?:up\s+|down\s+)?to\s+(?P<value>[^,;]+?)\s+
+        (?:from\s+today|from\s+now\s+on|as\s+of\s+today|starting\s+(?:today|now)|going\s+forward)
+        (?:\s*[,;].*)?$""",
+    re.IGNORECASE | re.VERBOSE,
 )
 # "I think", "apparently": a change heard of is a hint for the inbox, not a fact.
 _HEDGE = LazyPattern(
@@ -207,6 +223,11 @@ def _change(clause: str) -> tuple[str, str] | None:
         head, _, tail = s.partition(": ")
         if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
             s = tail.strip()
+    to = None if hedge else _CHANGE_TO.match(s)
+    if to and _EXACT_VALUE.search(to.group("value")) and not _NOT_SO.search(to.group("subject")):
+        value = to.group("value").strip()
+        if len(value.split()) <= CHANGE_VALUE_MAX_WORDS and not ONE_OFF.search(s):
+            return "change", _WS.sub(" ", f"{to.group('subject')} is now {value}.")
     m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s)
     if not m and not hedge and "," in s:
         # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
@@ -347,8 +368,11 @@ def _switch_setting(clause: str) -> tuple[str, str] | None:
         return None
     # Something exact to keep (a name from code, a version, an acronym), and a thing of the
     # setup: "switch the tab to dark mode" is neither.
-    if not _EXACT_VALUE.search(value) or not (
-        _SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value
+    # "move the queues to redis": a known tool is as exact as a version.
+    known = value.lower() in ALTERNATIVE_OF and bool(_SETUP_NOUN.search(what))
+    if not known and (
+        not _EXACT_VALUE.search(value)
+        or not (_SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value)
     ):
         return None
     return "change", f"{what} switched to {value}."
@@ -358,10 +382,17 @@ def change_said(clause: str) -> tuple[str, str] | None:
     """(kind, text) for a switch or a change said plainly in ``clause``: "correction" (a switch
     between tools, kept as "Use X instead of Y …"), "change" (a fact that changed), "heuristic"
     (the same, for the inbox); None when it says none."""
-    return (
+    said = (
         _switch(clause)
         or _move_off(clause)
         or _swap(clause)
         or _change(clause)
         or _switch_setting(clause)
     )
+    if said is None and ", " in clause:
+        # "we got redis on the server now, move the queues to redis": the switch after what
+        # made it possible (not after a condition: "if the load grows, move …").
+        head, _, last = clause.rpartition(", ")
+        if not _CONDITION.search(head):
+            said = _switch(last) or _switch_setting(last)
+    return said

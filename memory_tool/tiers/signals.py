@@ -93,6 +93,7 @@ def prose(text: str) -> str:
 # word after the full stop starts a sentence too: people type rules in lower case ("always use
 # snake_case column names. never commit notebooks with outputs." is two rules, not one).
 _ABBREV = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "resp", "mr", "ms", "dr", "no")
+_TITLES = ("mr", "ms", "dr")
 _SENTENCE_END = LazyPattern(r"""[.!?]+["')\]]*\s+(?=[A-Za-z0-9"'`\[(*_<])|\n+""")
 # Two facts on one line: "; " always, ", and" / " and" / ", but" only before a rule's opener.
 _RULE_OPENER = (
@@ -125,6 +126,8 @@ def sentences(text: str) -> list[str]:
         # "e.g. Redis": one sentence; "no." only before a number ("No. 5"): "ugh, no. never
         # allocate in processBlock" is two.
         abbrev = word is not None and word.group(1).lower() in _ABBREV
+        if abbrev and word is not None and word.group(1).lower() in _TITLES:
+            abbrev = text[m.end() : m.end() + 1].isupper()  # "Ms. Lee", not "invuln ms. every"
         if (
             m.group(0).strip()
             and abbrev
@@ -132,7 +135,8 @@ def sentences(text: str) -> list[str]:
             and (word.group(1).lower() != "no" or text[m.end() : m.end() + 1].isdigit())
         ):
             continue
-        initial = word is not None and len(word.group(1).split(".")[-1]) == 1
+        last = word.group(1).split(".")[-1] if word is not None else ""
+        initial = len(last) == 1 and last.isupper()
         if initial and text[m.end() : m.end() + 1].islower():
             continue  # an initial or "U.S. customers": a lower-case word goes on the sentence
         out.append(piece)
@@ -156,7 +160,7 @@ _WS = re.compile(r"\s+")
 _LEAD_IN = LazyPattern(
     r"""^(?:
         (?P<no>(?:no+|nope|nah|wrong|not\ like\ that|that'?s\ (?:wrong|not\ right)|not\ quite)
-            (?=\s*[,:;.!\-\u2013\u2014]))
+            (?=\s*[,:;.!\-\u2013\u2014])|(?:nah|nope)(?=\s))
       | (?P<remember>remember(?:\ that)?|note(?:\ that)?|important|fyi|for\ the\ record
             |keep\ in\ mind(?:\ that)?|bear\ in\ mind(?:\ that)?|for\ future\ reference
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
@@ -613,6 +617,20 @@ _NOT_AN_ORDER = LazyPattern(
 )
 
 
+# "every new packet type bumps kProtocolVersion, otherwise old clients parse garbage": what is
+# done every time, with what happens if not.
+_OR_ELSE = LazyPattern(
+    r"^(?:every|each|any|all)\s+(?:[\w\-]+\s+){0,5}?[a-z]+s\s+\S.*?,\s*(?:otherwise|or\s+else)\b",
+    re.IGNORECASE,
+)
+# "it always has to be ./vendor/bin/sail test", "the key must always be rotated".
+_ALWAYS_HAS_TO = LazyPattern(
+    r"\b(?:always\s+(?:has|have|needs?)\s+to\s+be|(?:has|have|needs?)\s+to\s+always\s+be"
+    r"|must\s+always\s+be)\b",
+    re.IGNORECASE,
+)
+
+
 def _standing(clause: str) -> bool:
     """Whether ``clause`` (lead-ins stripped) is a standing instruction said in one of the
     shapes above."""
@@ -623,7 +641,7 @@ def _standing(clause: str) -> bool:
         return True
     if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
         return True
-    if _IS_NEVER.match(s):
+    if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
         return True
     when = _WHEN_YOU.match(s)
     if when and not _NOT_AN_ORDER.match(when.group("order")):
@@ -659,9 +677,20 @@ _SAYS_SOMETHING = LazyPattern(
 LABELLED_PREAMBLE_MAX_WORDS = 14
 
 
+# "and the version thing, any change to what goes over the wire means a new protocol version":
+# what the person comes back to, before the rule.
+_THING_PREAMBLE = LazyPattern(
+    r"^(?:(?:and|also|oh|re)\s+)*(?:about\s+)?the\s+(?:[\w\-]+\s+){1,3}?thing,\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
 def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
     labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
+    thing = _THING_PREAMBLE.match(sentence)
+    if thing:
+        sentence = sentence[thing.end() :]
     m = _PREAMBLE.match(sentence)
     labelled = m is not None and bool(_RULE_WORD.search(m.group("pre")))
     most = LABELLED_PREAMBLE_MAX_WORDS if labelled else PREAMBLE_MAX_WORDS
@@ -676,6 +705,19 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
         return rest, ""
     return sentence, ""
+
+
+# "no mysql ENUM columns, use a string column + a backed enum cast": what not to use, then what
+# to use instead.
+_NO_X_USE_Y = LazyPattern(
+    r"^no\s+(?!problem|worries|need|idea|thanks)[^,;]{2,60}?,\s*(?:use|prefer|go\s+with|stick\s+with|pick)\s",
+    re.IGNORECASE,
+)
+# "no, steady_clock for anything timing": a correction that leaves out its "use".
+_FOR_ANYTHING = LazyPattern(
+    r"^`?[\w.:/<>\-]+(?:\(\))?`?\s+for\s+(?:anything|everything|all|any|every|each)\b",
+    re.IGNORECASE,
+)
 
 
 # What an order is for, said before it: "for who is online use Phoenix.Presence, not own
@@ -701,6 +743,8 @@ def _user_kind(fact: str, lead: set[str]) -> str:
         kind = "correction"
     elif _standing(fact) or (order != fact and _standing(order)):
         kind = "rule"
+    elif _NO_X_USE_Y.match(fact) or ("no" in lead and _FOR_ANYTHING.match(fact)):
+        kind = "correction"
     elif "no" in lead or _WEAK.search(fact):
         return "heuristic"
     else:
