@@ -102,7 +102,8 @@ def test_empty_text_and_a_copy_of_another_memory_are_refused(palace: Path) -> No
 
 
 def test_pin_and_unpin_change_one_line_and_the_brief(palace: Path) -> None:
-    mid = _add(palace, "Release notes go in CHANGES.md.", type_="reference", room="documentation")
+    # A note: a project's reference would load as L2's background unpinned too.
+    mid = _add(palace, "Release notes go in CHANGES.md.", type_="note", room="documentation")
     with open_index() as idx:
         path = Path(idx.get(mid).path)
         before = path.read_text()

@@ -108,8 +108,9 @@ _CHANGE_TO = LazyPattern(
         (?:goes|changes|moves|drops|rises|is\s+going|gets\s+(?:raised|lowered|bumped|changed)
           |(?:is|was)\s+(?:raised|lowered|bumped|changed|increased|reduced|set))\s+
         (?:up\s+|down\s+)?to\s+(?P<value>[^,;]+?)\s+
-        (?:from\s+today|from\s+now\s+on|as\s+of\s+today|starting\s+(?:today|now)|going\s+forward)
-        (?:\s*[,;].*)?$""",
+        (?P<when>from\s+today|from\s+now\s+on|as\s+of\s+today|starting\s+(?:today|now)
+          |going\s+forward|now\b)
+        (?:\s*[,;].*|\s+.*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "I think", "apparently": a change heard of is a hint for the inbox, not a fact.
@@ -129,7 +130,8 @@ _SETUP_NOUN = LazyPattern(
     r"wiki|channel|branch|pipelines?|workers?|cache|store|storage|cdn|dns|vpc|"
     r"versions?|sdk|runtime"
     # A limit the code enforces: "the upload limit is 50 MB now", "max message length is …".
-    r"|limits?|max|maximum|min|minimum|timeouts?|ttl|quotas?|thresholds?|retries)\b",
+    r"|limits?|max|maximum|min|minimum|timeouts?|ttl|quotas?|thresholds?|retries"
+    r"|cutoffs?|deadlines?|intervals?|rates?|deployment\s+targets?)\b",
     re.IGNORECASE,
 )
 # A value that names something exact: a region, a path, a version, a host, a `name`.
@@ -224,6 +226,8 @@ def _change(clause: str) -> tuple[str, str] | None:
         if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
             s = tail.strip()
     to = None if hedge else _CHANGE_TO.match(s)
+    if to and to.group("when").lower() == "now" and not _SETUP_NOUN.search(to.group("subject")):
+        to = None  # "the count goes to 3 now": a moment, unless it is a setting
     if to and _EXACT_VALUE.search(to.group("value")) and not _NOT_SO.search(to.group("subject")):
         value = to.group("value").strip()
         if len(value.split()) <= CHANGE_VALUE_MAX_WORDS and not ONE_OFF.search(s):

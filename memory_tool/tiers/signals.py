@@ -302,7 +302,8 @@ _PRONOUN_OBJECT = LazyPattern(
     re.IGNORECASE,
 )
 _THIS_PLACE = re.compile(
-    r"\b(?:in\s+)?this\s+(?:project|repo|repository|codebase|team)\b|\bhere\.?$", re.IGNORECASE
+    r"\b(?:in\s+)?this\s+(?:project|repo|repository|codebase|team|service|app)\b|\bhere\.?$",
+    re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IGNORECASE)
 # Statements about the person: how they like to work, who they are.
@@ -429,7 +430,7 @@ def _identity(sentence: str) -> str:
 # the plural: "make the answer shorter" is about the answer just given. Matched on the clause
 # with its first letter lowered, so "in German" keeps its capital.
 _PREFERENCE = LazyPattern(
-    r"""^(?:always\s+|please\s+|pls\s+)?(?:
+    r"""^(?:always\s+|please\s+|pls\s+)?(?:dont\s+end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap)|
         (?:keep\s+(?:your\s+|the\s+|all\s+|my\s+)?|make\s+(?:your\s+|all\s+)?)
           (?:answers|replies|explanations|your\s+(?:responses|explanations|summaries|messages))\s+
           (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple|plain)
@@ -442,7 +443,8 @@ _PREFERENCE = LazyPattern(
           (?:preambles?|emojis?|apologies|pleasantries|idioms|jargon|slang)
       | (?:no|skip\s+the|drop\s+the|without|avoid)\s+(?:[\w\-]+\s+){1,3}?in\s+
         (?:your\s+|the\s+|my\s+)?(?:answers|replies|responses)
-      | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question)
+      | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question
+        |end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap))
     )\b""",
     re.VERBOSE,
 )
@@ -657,7 +659,9 @@ def _standing(clause: str) -> bool:
 # something, show the code first" (at most PREAMBLE_MAX_WORDS before the colon).
 _PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
 _OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
-_PREFERENCE_WORD = LazyPattern(r"\bpreference\b|\bprefer\b|\bhow i like\b", re.IGNORECASE)
+_PREFERENCE_WORD = LazyPattern(
+    r"\bpreference\b|\bprefer\b|\bhow i like\b|\b(?:about|abt)\s+me\b", re.IGNORECASE
+)
 # A preamble that names what follows a rule: "house style: early returns over nested ifs",
 # "rule of thumb: one migration per PR", "convention here: …".
 _RULE_WORD = LazyPattern(
@@ -704,6 +708,10 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     bare, _ = strip_lead_in(rest)
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
         return rest, ""
+    if _standing(bare) and not _ERROR_SAID.search(m.group("pre")):
+        return rest, ""  # not "… -> ValueError: mutable default … is not allowed"
+    if bare.rstrip().endswith("?") and _POLITE_RULE.match(bare):
+        return rest, ""  # "one small request, if I may: could every column …?"
     return sentence, ""
 
 
@@ -713,6 +721,21 @@ _NO_X_USE_Y = LazyPattern(
     r"^no\s+(?!problem|worries|need|idea|thanks)[^,;]{2,60}?,\s*(?:use|prefer|go\s+with|stick\s+with|pick)\s",
     re.IGNORECASE,
 )
+# "not next-auth, clerk - auth() from @clerk/nextjs": what not to use, then what to use.
+_NOT_X_Y = LazyPattern(
+    r"^not\s+(?!now\b|yet\b|really\b|sure\b|bad\b|quite\b|exactly\b|that\b|this\b|it\b)"
+    r"[\w@./`()\-]+(?:\s+[\w@./`()\-]+){0,2},\s+"
+    r"(?!thanks\b|later\b|please\b|pls\b|just\b|it\b|that\b|this\b|i\b|we\b|you\b|but\b)[\w@./`\-]+",
+    re.IGNORECASE,
+)
+# "can we stop using ObservableObject.": an order said as a question, without its "?".
+_STOP_DOING = LazyPattern(
+    r"^(?:can|could)\s+(?:we|you)\s+(?:please\s+)?(?:stop|quit)\s+\w+ing\b[^?]*$", re.IGNORECASE
+)
+_USE_INSTEAD = LazyPattern(r"^(?:use|switch\s+to|go\s+with|move\s+to)\b", re.IGNORECASE)
+# "X, not Y" said after a "no"/"wrong": with a name from code it corrects how things are done.
+_BUT_NOT = LazyPattern(r",\s*not\s+\S", re.IGNORECASE)
+_CODE_WORD = LazyPattern(r"\b\w+_\w+\b|\b\w*[a-z][A-Z]\w*\b|\w\(\)|`[^`]+`")
 # "no, steady_clock for anything timing": a correction that leaves out its "use".
 _FOR_ANYTHING = LazyPattern(
     r"^`?[\w.:/<>\-]+(?:\(\))?`?\s+for\s+(?:anything|everything|all|any|every|each)\b",
@@ -720,35 +743,70 @@ _FOR_ANYTHING = LazyPattern(
 )
 
 
+# A preamble that quotes a failure: what follows its colon is the message, not a rule.
+_ERROR_SAID = LazyPattern(r"error|exception|traceback|warning|failed|->|=>", re.IGNORECASE)
+
+
 # What an order is for, said before it: "for who is online use Phoenix.Presence, not own
 # counter", "to parse dates, call parse_iso". The order after it is judged as if said alone.
 _PURPOSE = LazyPattern(
+    # "because the sites sit in different time zones, we store every timestamp in UTC"
+    r"^because\s+[^,;]{3,160},\s+(?=we\s|you\s|always\b|never\b|don'?t\b|please\b|use\b)|"
     r"^(?:for|to)\s+(?!(?:this|that|these|those|now|today|the\s+moment)\b)"
     r"(?:[\w\-.'/`]+\s+){0,5}?[\w\-.'/`]+,?\s+(?=(?:use|call|go\s+with|stick\s+with|pick|we\s+use)\b)",
     re.IGNORECASE,
 )
 
 
+# "could every column that holds a quantity end in its unit, like consumption_kwh?": a rule
+# asked for politely.
+_POLITE_RULE = LazyPattern(
+    r"^(?:could|can|would|will)\s+(?:you\s+)?(?:please\s+)?"
+    r"(?:(?:always|never)\s|make\s+sure\s+(?:that\s+)?(?:every|each|all|any)\s|(?:every|each|all)\s)",
+    re.IGNORECASE,
+)
+
+
+def _says_instead(fact: str, after_no: bool) -> bool:
+    """Whether ``fact`` says what to use or do instead, in the shapes without a leading verb:
+    "no X, use Y", "not X, Y", "can we stop using X", and after a "no"/"wrong": "steady_clock
+    for anything timing", "raw tables are partitioned on reading_date, not ingestion time"."""
+    if _NO_X_USE_Y.match(fact) or _NOT_X_Y.match(fact) or _STOP_DOING.match(fact):
+        return True
+    if not after_no:
+        return False
+    if _FOR_ANYTHING.match(fact):
+        return True
+    return bool(_BUT_NOT.search(fact) and _CODE_WORD.search(fact))
+
+
+_POLITE_HEAD = LazyPattern(r"^(?:could|can|would|will)\s+(?:you\s+)?(?:please\s+)?", re.IGNORECASE)
+
+
 def _user_kind(fact: str, lead: set[str]) -> str:
     """correction, rule, heuristic or "" for a person's clause (lead-ins already stripped)."""
-    if len(fact.split()) < MIN_RULE_WORDS or fact.rstrip().endswith("?"):
+    asked = fact.rstrip().endswith("?")
+    polite = asked and bool(_POLITE_RULE.match(fact)) and not ONE_OFF.search(fact)
+    if len(fact.split()) < MIN_RULE_WORDS or (asked and not polite):
         return ""
     if _NOT_A_RULE.match(fact):
         return ""
     purpose = _PURPOSE.match(fact)
     order = fact[purpose.end() :] if purpose and not ONE_OFF.search(fact) else fact
-    if "remember" in lead or _RULE.match(fact) or _STANDING_ORDER.match(fact):
+    if "remember" in lead or polite or _RULE.match(fact) or _STANDING_ORDER.match(fact):
         kind = "rule"
     elif _IMPERATIVE.match(order) and ("no" in lead or _INSTEAD.search(order)):
         kind = "correction"
-    elif _standing(fact) or (order != fact and _standing(order)):
+    elif _standing(fact) or (order != fact and (_standing(order) or _RULE.match(order))):
         kind = "rule"
-    elif _NO_X_USE_Y.match(fact) or ("no" in lead and _FOR_ANYTHING.match(fact)):
+    elif _says_instead(fact, "no" in lead):
         kind = "correction"
     elif "no" in lead or _WEAK.search(fact):
         return "heuristic"
     else:
         return ""
+    if polite:
+        fact = _POLITE_HEAD.sub("", fact)  # "could you always add a test for it?"
     if _PRONOUN_OBJECT.match(fact):
         return "heuristic"  # "use it whenever …": what "it" is, the conversation knew
     words = fact.split()
@@ -772,8 +830,13 @@ def _after_so(clause: str, fact: str) -> tuple[str, str]:
     if len(parts) < 2 or len(parts[0].split()) < 2:
         return "", fact
     after, lead = strip_lead_in(parts[1])
-    if _IMPERATIVE.match(parts[0]) or _SO_THAT.match(after):
+    if _IMPERATIVE.match(parts[0]):
         return "", fact  # "mock the client so we don't hit the api": "so that", a task's aim
+    said = change_said(after)  # "clinics complained so the late-cancel cutoff is 48h now"
+    if said and said[0] == "change":
+        return "change", tidy(said[1])
+    if _SO_THAT.match(after):
+        return "", fact
     if _preference(after):
         return "preference", tidy(after)
     kind = _user_kind(after, lead)
@@ -796,6 +859,9 @@ def user_signals(prompt: str) -> list[Signal]:
         if not line:
             continue
         carried: set[str] = set()
+        # "can we stop using ObservableObject. use the @Observable macro": what to do instead,
+        # said in the next sentence, belongs to the correction.
+        stopped: Signal | None = None
         for sentence in sentences(line):
             # "no. use httpx", "ugh, no. never allocate in processBlock": a sentence of lead-ins
             # alone lends them to the next one.
@@ -818,7 +884,8 @@ def user_signals(prompt: str) -> list[Signal]:
             if who:
                 out.append(Signal("identity", tidy(who), line))
                 continue
-            last: Signal | None = None
+            last: Signal | None = stopped
+            stopped_before, stopped = stopped, None
             for clause in clauses(sentence):
                 clause, more = strip_lead_in(clause)
                 kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
@@ -840,16 +907,25 @@ def user_signals(prompt: str) -> list[Signal]:
                     # "no, switch to polars" keeps its rewording; "no, switch to main" stays the
                     # correction it was.
                     kind, fact = (said[0] if kind != "correction" else kind), tidy(said[1])
-                if not kind and last is not None and _IMPERATIVE.match(clause):
+                if (
+                    not kind
+                    and last is not None
+                    and _IMPERATIVE.match(clause)
+                    and (last is not stopped_before or _USE_INSTEAD.match(clause))
+                ):
                     # "Don't mock the database; use the test container": how to follow the
                     # rule before it, not a fact of its own.
                     last = Signal(last.kind, tidy(f"{last.text.rstrip('.')}; {clause}"), line)
                     out[-1] = last
                     continue
                 last = None
+                if kind == "rule" and fact.endswith("?"):
+                    fact = fact[:-1].rstrip() + "."  # a rule asked for politely
                 if kind and len(fact) >= MIN_FACT_CHARS:
                     last = Signal(kind, fact, line)
                     out.append(last)
+                    if _STOP_DOING.match(clause):
+                        stopped = last
     return out
 
 

@@ -65,6 +65,9 @@ def test_have_we_done_this_before_brings_ids_and_summaries_not_full_texts(
     sandbox: Sandbox,
 ) -> None:
     memory_tool(sandbox, "install")
+    # L4's depth, alone: a project's reference would otherwise open the brief as L2's
+    # background (its line, not only its id), before any prompt.
+    (state_dir(sandbox) / "config.yaml").write_text("recall:\n  l2_background: false\n")
     ids = [
         add(
             sandbox,
