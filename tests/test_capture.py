@@ -752,6 +752,11 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
          "Never log patron card numbers.", False),
         ("We moved off Heroku, we deploy with fly now.", "Deploys go through the Heroku pipeline.",
          True),
+        # blind9: the same unit with another number, about the same thing.
+        ("The late-cancel cutoff is now 48h before the appt.",
+         "Patients can cancel online up to 24h before the appointment, then they phone.", True),
+        ("The upload limit is now 50 MB.", "Images are resized to 2 MB before upload.", False),
+        ("The timeout is now 30s.", "Retries wait 10s between attempts.", False),
     ],
 )  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:

@@ -62,11 +62,15 @@ def test_a_rule_is_critical_only_when_its_consequence_is_irreversible(project: P
                  type_="feedback", description="Migrations with alembic")  # fmt: skip
     write_memory(d, "project_pay.md", "Payments must go through the PayCo sandbox in tests.",
                  type_="project", description="PayCo sandbox in tests")  # fmt: skip
+    # blind9: "production" naming a kind of build is no consequence.
+    write_memory(d, "feedback_typecheck.md",
+                 "Run pnpm typecheck, don't run next build: a production build takes 4 minutes.",
+                 type_="feedback", description="Typecheck over next build")  # fmt: skip
     text = brief_text(project)
     crit = critical_section(text)
     assert "production by hand" in crit and "force-push" in crit
     # Rules all the same, but nothing irreversible follows from breaking them.
-    assert "alembic" not in crit and "PayCo" not in crit
+    assert "alembic" not in crit and "PayCo" not in crit and "typecheck" not in crit
     rest = text.split(L2_HEADING, 1)[1]
     assert "alembic" in rest and "PayCo" in rest
     assert "No manual prod migrations" in recap(text)

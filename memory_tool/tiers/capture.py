@@ -357,8 +357,55 @@ def replaces(new: str, old: str) -> bool:
         # The old memory must state a value the change replaces ("us-east-1"): "Never make the
         # bucket public." is about the bucket too, and no fact that moved.
         stated = {w for w in words - set(_words(new)) if _VALUE_WORD.search(w)}
-        return bool(subject) and subject <= words and not value <= words and bool(stated)
+        if bool(subject) and subject <= words and not value <= words and bool(stated):
+            return True
+        return _same_measure_changed(changed.group("subject"), changed.group("value"), old)
     return False
+
+
+# A quantity with its unit: "48h", "30 Hz", "10000 characters", "15 min".
+_MEASURE = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(h|hrs?|hours?|min|mins|minutes?|s|secs?|seconds?|ms|days?|weeks?|"
+    r"months?|kb|mb|gb|tb|%|hz|chars?|characters?|rows?|items?|requests?|retries)\b",
+    re.IGNORECASE,
+)
+_UNIT = {"hrs": "h", "hr": "h", "hour": "h", "hours": "h", "mins": "min", "minute": "min",
+         "minutes": "min", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "day": "days",
+         "week": "weeks", "month": "months", "char": "characters", "chars": "characters",
+         "character": "characters", "row": "rows", "item": "items",
+         "request": "requests"}  # fmt: skip
+
+
+_AFTER_MEASURE = re.compile(_MEASURE.pattern + r"\s+([a-z]{4,})", re.IGNORECASE)
+
+
+def _measures(text: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for number, unit in _MEASURE.findall(text):
+        unit = unit.lower()
+        out.setdefault(_UNIT.get(unit, unit), set()).add(number)
+    return out
+
+
+def _same_measure_changed(subject: str, value: str, old: str) -> bool:
+    """ "The late-cancel cutoff is now 48h before the appt." after "Patients can cancel online up
+    to 24h before the appointment, …": the same unit with another number, in a memory that
+    shares a word of the subject (its first five letters)."""
+    new_m, old_m = _measures(value), _measures(old)
+    units = set(new_m) & set(old_m)
+    if not units or any(new_m[u] & old_m[u] for u in units):
+        return False
+
+    def parts(text: str) -> set[str]:  # "late-cancel" is "late" and "cancel"
+        return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
+
+    def after(text: str) -> set[str]:  # the word after each quantity: "48h before"
+        return {m.group(3)[:5].lower() for m in _AFTER_MEASURE.finditer(text)}
+
+    shared = (parts(subject) - _HOW_WORDS) & parts(old)
+    # One shared word is not enough alone: "the upload limit is now 50 MB" does not retire
+    # "images are resized to 2 MB before upload"; said of the same word after it, it does.
+    return len(shared) >= 2 or bool(shared and after(value) & after(old))
 
 
 def same_fact(new: str, old: str) -> bool:

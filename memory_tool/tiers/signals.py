@@ -918,6 +918,13 @@ def user_signals(prompt: str) -> list[Signal]:
                     last = Signal(last.kind, tidy(f"{last.text.rstrip('.')}; {clause}"), line)
                     out[-1] = last
                     continue
+                if kind == "preference" and last is not None and last.kind == "preference":
+                    # "keep answers short - bullets, no intro paragraph, and dont end w/ a
+                    # summary": one way of answering, said in one breath, is one memory.
+                    joined = f"{last.text.rstrip('.')}; {fact[:1].lower()}{fact[1:]}"
+                    last = Signal("preference", tidy(joined), line)
+                    out[-1] = last
+                    continue
                 last = None
                 if kind == "rule" and fact.endswith("?"):
                     fact = fact[:-1].rstrip() + "."  # a rule asked for politely
