@@ -806,6 +806,33 @@ def test_moving_a_part_off_a_tool_retires_the_decision_that_named_it(
     assert old["superseded_by"] and new["supersedes"]
 
 
+def test_a_quantity_that_changed_retires_the_rule_that_gave_it_another_number(
+    project: Path, state: Path
+) -> None:
+    """blind9: a limit said as "the clinics' rule: …" and then changed; the rule beside it that
+    names no such quantity stays."""
+    folder = paths.project_memory_dir(project)
+    said = "Patients can cancel online up to 24h before the appointment, after that they have to "
+    write_memory(folder, "feedback_cancel.md", said + "phone the clinic.", type_="feedback")
+    write_memory(folder, "feedback_cancel_log.md", "Never log why a patient cancelled.",
+                 type_="feedback")  # fmt: skip
+    session(
+        project,
+        [("user", "clinics complained abt last-minute cancels so the late-cancel cutoff is 48h "
+                  "before the appt now. update the check pls")],
+    )  # fmt: skip
+    by_body = {body: meta for meta, body in memories(project).values()}
+    new = by_body["The late-cancel cutoff is now 48h before the appt."]
+    old = by_body[
+        "Patients can cancel online up to 24h before the appointment, after that they have to "
+        "phone the clinic."
+    ]
+    assert old.get("superseded_by") and new.get("supersedes")
+    assert not by_body["Never log why a patient cancelled."].get("superseded_by")
+    brief = wake(project)
+    assert "48h" in brief and "24h" not in brief
+
+
 def test_a_switch_and_a_changed_fact_said_plainly_retire_the_older_memories(
     project: Path, state: Path
 ) -> None:

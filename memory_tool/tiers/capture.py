@@ -610,8 +610,19 @@ def find_replaced(
             continue
         seen.add(e.id)
         own = e.project == project and e.source in ("claude", "room")
-        if not own or e.type not in types or e.always or not is_live(e):
+        if not own or e.always or not is_live(e):
             continue
+        if e.type not in types:
+            # A fact that changed retires a rule only when the rule gave the same quantity
+            # another number ("patients can cancel online up to 24h before …", said as "the
+            # clinics' rule: …", then "the late-cancel cutoff is 48h before the appt now").
+            changed = _CHANGED.match(text.rstrip("."))
+            if not (
+                e.type in REPLACEABLE_TYPES
+                and changed
+                and _same_measure_changed(changed["subject"], changed["value"], e.body)
+            ):
+                continue
         if e.extra.get("team") or not os.path.exists(e.path):
             continue
         if replaces(text, e.body or e.description):

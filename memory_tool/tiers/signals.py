@@ -670,6 +670,9 @@ _RULE_WORD = LazyPattern(
     re.IGNORECASE,
 )
 
+_NTH_RULE = LazyPattern(
+    r"\b(?:first|second|third|next|last|new|another|one\s+more|a|the)\s+rules?\b", re.IGNORECASE
+)
 # A label names what follows; a clause with a verb says something itself: "every rule needs a
 # log: directive …" is one sentence about Snakemake rules, not a label and a rule.
 _SAYS_SOMETHING = LazyPattern(
@@ -697,6 +700,8 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
         sentence = sentence[thing.end() :]
     m = _PREAMBLE.match(sentence)
     labelled = m is not None and bool(_RULE_WORD.search(m.group("pre")))
+    if labelled and m is not None and _NTH_RULE.search(m.group("pre")):
+        labelled = False  # "first rule: fastqc on all raw fastqs": a pipeline's rule, a task
     most = LABELLED_PREAMBLE_MAX_WORDS if labelled else PREAMBLE_MAX_WORDS
     if not m or len(m.group("pre").split()) > most:
         return sentence, ""
@@ -708,8 +713,11 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     bare, _ = strip_lead_in(rest)
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
         return rest, ""
-    if _standing(bare) and not _ERROR_SAID.search(m.group("pre")):
-        return rest, ""  # not "… -> ValueError: mutable default … is not allowed"
+    if _said_for_good(bare) and not _ERROR_SAID.search(m.group("pre")):
+        # "While you are in there: quantities are always in base units, never cases"; not
+        # "plan: each rule gets its own conda env" (a plan), nor "… -> ValueError: mutable
+        # default … is not allowed" (an error message).
+        return rest, ""
     if bare.rstrip().endswith("?") and _POLITE_RULE.match(bare):
         return rest, ""  # "one small request, if I may: could every column …?"
     return sentence, ""
@@ -741,6 +749,15 @@ _FOR_ANYTHING = LazyPattern(
     r"^`?[\w.:/<>\-]+(?:\(\))?`?\s+for\s+(?:anything|everything|all|any|every|each)\b",
     re.IGNORECASE,
 )
+
+
+def _said_for_good(text: str) -> bool:
+    """The markers that make a clause a rule after any preamble: "…, never …", "always has to
+    be", "from now on", "is not allowed"."""
+    s = text.strip()
+    if ONE_OFF.search(s) or _REPORT.search(s):
+        return False
+    return bool(_IS_NEVER.match(s) or _ALWAYS_HAS_TO.search(s) or _FOR_GOOD.search(s))
 
 
 # A preamble that quotes a failure: what follows its colon is the message, not a rule.
