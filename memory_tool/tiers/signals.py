@@ -25,6 +25,11 @@ import re
 from ..base.privacy import LazyPattern, sanitize, strip_injected
 from ..base.record import record
 from .changes import ONE_OFF, PREAMBLE_MAX_WORDS, change_said
+from .standing import IMPERATIVE as _IMPERATIVE
+from .standing import REPORT as _REPORT
+from .standing import STANDING_ORDER as _STANDING_ORDER
+from .standing import said_for_good as _said_for_good
+from .standing import standing as _standing
 
 # A prompt whose prose (code blocks and quoted lines aside) is longer than this is a task
 # description or a paste, not a rule: rules are said in a sentence or two.
@@ -272,16 +277,6 @@ _RULE = LazyPattern(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-# The verbs a correction's remainder opens with: "no, use X" tells Claude how to work; "no, the
-# file is in src" states a fact about this moment (a heuristic, for a person to judge).
-_IMPERATIVE = LazyPattern(
-    r"""^(?:use|run|call|put|keep|write|add|remove|make|set|prefer|switch|go\s+with|pick|pin|
-        import|install|name|return|raise|log|store|read|send|wrap|check|test|commit|push|
-        deploy|move|rename|split|merge|avoid|skip|stop|leave|stick\s+with|target|build|start|
-        place|follow|handle|mock|format|lint|document|ask|let|stay|only|open|create|file|
-        ping|tell|request)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
 # "use X instead of Y", "use X, not Y", "use the factory, don't build them by hand": an order
 # that says what it replaces ("…, don't push yet" is today's).
 _INSTEAD = LazyPattern(
@@ -459,201 +454,6 @@ def _preference(clause: str) -> bool:
     return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
-# An order with "whenever" stands for every later time: "bump FIRMWARE_VERSION in main/version.h
-# whenever anything under main/ changes". Not a statement ("the build breaks whenever …").
-_STANDING_ORDER = LazyPattern(
-    r"""^(?:bump|update|regenerate|rebuild|restart|rerun|re-run|notify|tag|clear|flush|
-        increment|reset|refresh|sync|rotate|delete|drop|open|create|file|ping|tell|run|add|
-        remove|write|check|test|commit|push|deploy|call|log|send|keep|use|set|make|put|back\s+up)\b
-        .*\b(?:whenever|every\s+time|each\s+time|any\s+time)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# A rule said with its marker inside the sentence rather than first: "migrations should always
-# be reversible", "we deploy with fly, never with the heroku scripts", "use tabs going forward",
-# "moment.js is off limits". Three held-out weeks each found rules the opening words above did
-# not take; these are the shapes people use for a standing instruction, each with a speaker who
-# sets how work is done (an order, "we", a modal, a general subject), never a report of what
-# happened ("it always crashes when I save", "the login doesn't work anymore").
-#
-# Markers that hold for every later time whoever says them.
-_FOR_GOOD = LazyPattern(
-    r"""\b(?:from\s+now\s+on|going\s+forward|moving\s+forward|from\s+here\s+on(?:\s+out)?
-        |for\s+future\s+reference|as\s+a\s+(?:general\s+)?rule|rule\s+of\s+thumb
-        |under\s+no\s+circumstances?|at\s+all\s+times|without\s+exception
-        |nowhere\s+else|off[\s-]limits|only\s+(?:through|via)|in\s+(?:the\s+)?future,
-        |(?:is|are)\s+(?:banned|forbidden|not\s+allowed|deprecated)
-        |(?:the|our)\s+(?:convention|policy|rule|house\s+style|style\s*guide|standard)\s+
-          (?:here\s+|in\s+this\s+\w+\s+)?(?:is|says|:))""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# Markers that need an order or a modal to be a rule: "next time you add a route, …" and "X
-# must always …" are orders, "the build breaks whenever I push" and "our tokens never expire"
-# are reports. Looked for before the first comma: in "add a section, people always hit the port
-# conflict" the order is today's and the "always" someone else's.
-_EVERY_TIME = LazyPattern(
-    r"""\b(?:next\s+time|every\s+time|each\s+time|whenever|any\s*time|anymore|any\s+more
-        |no\s+longer|in\s+(?:the\s+)?future|always|never|ever|only\s+ever)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-_SETS_HOW = LazyPattern(
-    r"""^(?:please\s+)?(?:let'?s|let\s+us)\b
-      | \b(?:must|mustn'?t|should|shouldn'?t|shall|ought\s+to|will|to)\s+
-        (?:always|never|only\s+ever)\b
-      | \bare\s+(?:always|never)\s+\w+ed\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# A report of what happened, a plan of the speaker's, a question without its mark, an error
-# message or something of today: never a rule, marker or not.
-_REPORT = LazyPattern(
-    r"""^(?:i|i'?m|i'?ve|i'?ll|i'?d|ill|it|it'?s|its|this|that|there|he|she|they|something
-        |someone|nothing|everything\s+(?:is|was|went)|see\s+you|talk\s+(?:to\s+you\s+)?(?:later|soon)
-        |now|how|what|which|why|where|who|whom|whose|when(?!ever|\s+you|\s+we)|do|does|did|is|are
-        |was|were|can(?!\s+you\s+(?:not|stop|quit)\b)|could(?!\s+you\s+(?:not|stop|quit)\b)
-        |should|would|will|shall|am|have|has|any\s+idea|unrelated|different\s+thing|same)\b
-      | \b(?:crash\w*|fail\w*|break\w*|broke|hang\w*|flak\w*|time[sd]?\s+out|stopped|doesn'?t\s+work
-        |isn'?t\s+working|won'?t\s+(?:start|build|compile|load|run)|can'?t|cannot|error|exception
-        |getting|blocked|log\s+says)\b
-      | \b(?:might|maybe|perhaps|would\s+be\s+nice|could|what'?s|whats|how\s+(?:do|can|should|would)
-        |should\s+(?:i|we)|do\s+i|can\s+i|is\s+it|right\s+now|rn|today|tonight|this\s+(?:week|morning
-        |afternoon|sprint)|lol|when\s+you\s+(?:get\s+a\s+chance|can|have\s+time|'?re\s+done))\b
-      | ,\s*(?:is|are|does|do|can|should|would)\s+(?:my|this|that|it|i|we)\b
-      | \?|\w+(?:Error|Exception)\b
-      | (?<!\w)['"`](?:(?!['"`](?!\w)).)*\b(?:must|never|always|not\s+allowed)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# A general subject with a modal of obligation: "logs must be json in production", "generated
-# files must not be edited by hand". Not "the function must return None" (today's spec), not
-# "we need to rename the column" (today's task), not "X should …" (a spec as often as a rule).
-_GENERAL_MUST = LazyPattern(
-    r"""^(?:(?:all|every|each|any|new)\s+)?(?!the\b|this\b|that\b|these\b|those\b|it\b|i\b
-        |you\b|we\b|our\b|users?\b|customers?\b|people\b|some\w*\b|most\b|both\b|old\b)
-        [\w.\-/`]+(?:\s+[\w.\-/`]+){0,3}?\s+(?:must|mustn'?t|shall|may\s+not)\s+(?!be\s+able\b)""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# Where a kind of thing goes, said in the present: "tests go in tests/unit", "feature flags live
-# in config/flags.yaml", "all outbound http calls go through our ApiClient wrapper", "commit
-# messages follow conventional commits". A plural or quantified subject: "the file is in src"
-# says where one thing is today.
-_KIND_GOES = LazyPattern(
-    r"""^(?:(?:all|every|each|new|our)\s+(?:the\s+)?)?(?!the\b|these\b|those\b|they\b|we\b|you\b)
-        (?:[\w.\-/`]+\s+){0,2}(?!(?:is|was|has|does|this|its|yes|us)\s)[\w.\-`]{2,}s\s+
-        (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)
-      | ^(?:all\s+|our\s+)?(?!the\b|this\b|that\b|it\b|everything\b|nothing\b)
-        (?:[\w.\-/`]+\s+){0,2}[\w.\-`]+\s+(?:goes|lives|belongs)\s+(?:through|via|in|under)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# A decision said by the person: "we've decided to go with postgres for the queue", "let's go
-# with zod for validation", "we settled on trunk-based development".
-_DECIDED = LazyPattern(
-    r"""^(?:we(?:'ve|\s+have)?\s+decided\s+(?:to|on|that)|we\s+settled\s+on|the\s+decision\s+is
-        |we'?re\s+(?:going|sticking)\s+with|let'?s\s+(?:standardi[sz]e\s+on|settle\s+on)
-        |let'?s\s+go\s+with\s+\S+\s+(?:for|over|instead|rather)\b)""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# "we use pnpm in this repo, not npm", "we use yarn here": how this team works, said of "we".
-_WE_DO = LazyPattern(
-    r"""^we\s+(?:use|run|deploy|ship|build|host|write|test|name|keep|store|prefer|do|pin|tag
-        |squash|rebase|merge|release|version|format|lint)\b.*(?:\bhere$|\bin\s+this\s+
-        (?:project|repo|repository|codebase|team)\b|,\s*not\s+\S|\binstead\s+of\b
-        |\brather\s+than\b|\bonly\b|\bfor\s+(?:all|every|each|any)\b|,\s*never\b
-        |,\s*always[.!]*$)""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# "make sure every endpoint checks the tenant id", "be sure to use UTC everywhere": an order
-# about every case (an order about this case, "make sure the tests pass", is today's).
-_SURE_EVERY = LazyPattern(
-    r"""^(?:make|be)\s+sure\s+(?:to\s+|that\s+|you\s+)?(?!it\b|its\b|it's\b|this\b|that\b)
-        .*\b(?:every|each|all|any|always|never
-        |everywhere|nothing|no\s+one|whenever)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
-# Orders that are standing by their verb: "no more print debugging", "stop using var", "quit
-# adding type: ignore", "default to async handlers", "every new table needs a created_at
-# column". ("stop the server" is today's.)
-_STANDING_VERB = LazyPattern(
-    r"""^(?:no\s+more\s+\w|(?:stop|quit)\s+\w+ing\b|default\s+to\s+\w
-        |no\s+(?=[\w.\-]*(?-i:[A-Z0-9._]))[\w.\-]+(?:\s+[\w.\-]+){0,2}\s+(?:please|pls|thanks)\s*[.!]?$
-        |(?:can|could|would)\s+you\s+(?:not\s+|stop\s+\w+ing\b|quit\s+\w+ing\b)
-        |(?:always\s+)?(?:ask|check\s+with)\s+(?:me|us)\s+(?:first\s+)?before\b
-        |(?:all|every|each|any)\s+(?:new\s+)?[\w.\-/`]+(?:\s+[\w.\-/`]+){0,2}?\s+
-          (?:needs?|requires?|gets?|must|should|uses?|goes|go)\b)""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# An order after a clause that says when: "next time you add a dependency, pin the exact
-# version", "before you commit, always run make check", "when you write tests, use factories".
-_WHEN_YOU = LazyPattern(
-    r"""^(?:next\s+time|each\s+time|every\s+time|whenever|any\s*time|when|before|after)\s+
-        (?:you|we|adding|writing|touching|changing|committing|pushing|merging|deploying|releasing)
-        \b(?:(?!\b(?:this|that|it|these|those|done|finished)\b)[^,]){0,80},\s*(?P<order>\S.*)$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
-# "money is Decimal everywhere, never float", "dates are UTC, never local time": what a thing
-# is, and the one thing it never is.
-_IS_NEVER = LazyPattern(
-    r"^(?:[\w.\-/`']+\s+){1,4}(?:is|are)\s+[^,;]{1,60},\s*(?:and\s+)?never\s+\w", re.IGNORECASE
-)
-# What an order covers when it covers later cases too: "add a CHANGELOG line for anything riders
-# will notice", "write a test for every new endpoint".
-_EVERY_LATER = LazyPattern(
-    r"\b(?:every|each|any|all)\s+new\b"
-    r"|\bfor\s+(?:anything|everything|any\s+\w+|every\s+\w+)\b[^,.;]{0,40}\bwill\b",
-    re.IGNORECASE,
-)
-# An order for before anything counts as done: "run pluginval at strictness 10 before you call
-# anything done", "run the linter before saying it's finished".
-_BEFORE_DONE = LazyPattern(
-    r"\bbefore\s+(?:you\s+|we\s+)?"
-    r"(?:call(?:ing)?|say(?:ing)?|mark(?:ing)?|tell(?:ing)?\s+me|consider(?:ing)?)\s+"
-    r"(?:anything|something|it|that|a\s+\w+|the\s+\w+)?\s*(?:is\s+|'s\s+)?"
-    r"(?:done|finished|complete|ready)\b",
-    re.IGNORECASE,
-)
-# What a clause opens with when it states something rather than orders it.
-_NOT_AN_ORDER = LazyPattern(
-    r"^(?:i|you|we|it|they|he|she|the|this|that|these|those|there|a|an|my|your|our|its|their)\b",
-    re.IGNORECASE,
-)
-
-
-# "every new packet type bumps kProtocolVersion, otherwise old clients parse garbage": what is
-# done every time, with what happens if not.
-_OR_ELSE = LazyPattern(
-    r"^(?:every|each|any|all)\s+(?:[\w\-]+\s+){0,5}?[a-z]+s\s+\S.*?,\s*(?:otherwise|or\s+else)\b",
-    re.IGNORECASE,
-)
-# "it always has to be ./vendor/bin/sail test", "the key must always be rotated".
-_ALWAYS_HAS_TO = LazyPattern(
-    r"\b(?:always\s+(?:has|have|needs?)\s+to\s+be|(?:has|have|needs?)\s+to\s+always\s+be"
-    r"|must\s+always\s+be)\b",
-    re.IGNORECASE,
-)
-
-
-def _standing(clause: str) -> bool:
-    """Whether ``clause`` (lead-ins stripped) is a standing instruction said in one of the
-    shapes above."""
-    s = clause.strip()
-    if not s or ONE_OFF.search(s) or _REPORT.search(s):
-        return False
-    if _FOR_GOOD.search(s) or _DECIDED.match(s) or _WE_DO.match(s) or _SURE_EVERY.match(s):
-        return True
-    if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
-        return True
-    if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
-        return True
-    when = _WHEN_YOU.match(s)
-    if when and not _NOT_AN_ORDER.match(when.group("order")):
-        return True
-    head = s.split(",", 1)[0]
-    if _IMPERATIVE.match(head) and (_EVERY_LATER.search(head) or _BEFORE_DONE.search(head)):
-        return True
-    return bool(_EVERY_TIME.search(head) and (_SETS_HOW.search(head) or _IMPERATIVE.match(head)))
-
-
 # A preamble before a colon that says a rule or a preference comes: "one thing I want to get
 # ahead of: don't pass email bodies …", "one preference before we start: when you explain
 # something, show the code first" (at most PREAMBLE_MAX_WORDS before the colon).
@@ -749,15 +549,6 @@ _FOR_ANYTHING = LazyPattern(
     r"^`?[\w.:/<>\-]+(?:\(\))?`?\s+for\s+(?:anything|everything|all|any|every|each)\b",
     re.IGNORECASE,
 )
-
-
-def _said_for_good(text: str) -> bool:
-    """The markers that make a clause a rule after any preamble: "…, never …", "always has to
-    be", "from now on", "is not allowed"."""
-    s = text.strip()
-    if ONE_OFF.search(s) or _REPORT.search(s):
-        return False
-    return bool(_IS_NEVER.match(s) or _ALWAYS_HAS_TO.search(s) or _FOR_GOOD.search(s))
 
 
 # A preamble that quotes a failure: what follows its colon is the message, not a rule.
