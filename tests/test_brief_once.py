@@ -84,6 +84,13 @@ def test_an_index_line_that_is_the_fact_in_brief_counts(project: Path) -> None:
     assert "test-fast" not in brief_text(project)
 
 
+def test_other_forms_of_the_facts_words_are_the_fact_in_brief(project: Path) -> None:
+    # blind9: "pnpm typecheck to check it compiles; next build takes ~4 min" for "To check that
+    # changes compile, run pnpm typecheck …; it takes about 4 minutes".
+    claude_rule(project, hook="make test-fast runs tests; full suites need docker")
+    assert "test-fast" not in brief_text(project)
+
+
 def test_three_words_of_the_fact_and_how_words_are_the_fact_in_brief(project: Path) -> None:
     # blind7: "use --exclude cluster, no epmd here" for "Run the tests with mix test --exclude
     # cluster; … need epmd …": three words of the fact, "use" and "here" say only how.

@@ -220,7 +220,9 @@ def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
     # emulator."): nearly every word of it is the fact's; a label ("How to run the unit tests")
     # has words of its own.
     brief = {w for w in said if len(w) > 2} - _BRIEF_LIGHT_WORDS
-    found = len(brief & words)
+    # Another form of a word is the word: "compiles" for "compile", "min" for "minutes".
+    long_words = [f for f in words if len(f) > 2]
+    found = sum(1 for w in brief if any(f.startswith(w) or w.startswith(f) for f in long_words))
     if len(brief) >= INDEX_BRIEF_MIN_WORDS:
         return found >= INDEX_BRIEF_SHARE * len(brief)
     # Three words, all the fact's ("use --exclude cluster, no epmd here").
