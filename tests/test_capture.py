@@ -996,6 +996,13 @@ def test_a_projects_references_and_room_gotchas_fill_what_its_facts_leave_of_l2(
     assert "Throttle.hit" not in brief and "Throttle.hit" in wake(other)
     set_config(state, "recall:\n  l2_background: false\n")  # facts and rules only
     assert "with_retry" not in wake(project) and rule
+    from memory_tool.recall.explain import explain_brief
+    from memory_tool.store.index import open_index
+
+    with open_index() as idx:  # not a candidate at all, so not reported as dropped either
+        idx.refresh(project)
+        why = explain_brief(idx, project)
+    assert not any("with_retry" in r.entry.body for r in why.dropped)
     set_config(state, "recall:\n  l2_background: true\n")
     # Own facts first: with the cap taken by them, the background waits for a prompt (L3).
     folder = paths.project_memory_dir(project)

@@ -252,7 +252,10 @@ def l1_candidates(index: Index) -> list[Entry]:
 L2_BACKGROUND_MAX = 15
 
 
-def l2_background(index: Index, project: str) -> list[Entry]:
+def l2_background(index: Index, project: str, cfg: dict[str, Any]) -> list[Entry]:
+    """L2's background candidates, none when ``recall.l2_background`` is off."""
+    if not cfg.get("recall", {}).get("l2_background", True):
+        return []
     return index.project_references(project, L2_BACKGROUND_MAX)
 
 
@@ -262,10 +265,8 @@ def l2_ranked(
     """L2 in the order the brief takes it: the project's facts, rules and pins ranked, then
     its background ranked."""
     own = rank(l2_candidates(index, project, context_path), day, cfg)
-    if not cfg.get("recall", {}).get("l2_background", True):
-        return dedupe(own)
     have = {e.id for e in own}
-    more = [e for e in rank(l2_background(index, project), day, cfg) if e.id not in have]
+    more = [e for e in rank(l2_background(index, project, cfg), day, cfg) if e.id not in have]
     return dedupe(own + more)
 
 

@@ -92,7 +92,6 @@ def _recall(
     from ..recall.room import L3_MAX_CHARS, room_recall
     from ..recall.seen import UNCHANGED, Unchanged, fact_keys, ids_in, last_room
     from ..store.index import is_damage
-    from ..tiers.handoff import holds_handoff
     from ..tiers.situations import situation_and_topic
 
     prompt, cwd = event.prompt, event.cwd
@@ -134,7 +133,7 @@ def _recall(
     body += tier_units
     l4_budget -= sum(u.tokens for u in tier_units)
     seen |= set(ids_in("".join(u.text for u in tier_units)))  # L4 does not repeat them
-    if deep and (tier_units or holds_handoff(seen)) and situation_and_topic(prompt)[0] == "resume":
+    if deep and (tier_units or _holds_handoff(seen)) and situation_and_topic(prompt)[0] == "resume":
         # "was anything left half-built last time?": this project's handoff (now, or at the
         # session's start) or last session answers it; a search of all memory for "left half
         # built" added other projects' lines under it.
@@ -210,3 +209,11 @@ def on_prompt(event: HookEvent) -> dict[str, Any] | None:
         log_error("UserPromptSubmit", exc)
     text, _ = prompt_context(event)
     return context("UserPromptSubmit", text)
+
+
+def _holds_handoff(seen: set[str]) -> bool:
+    """Whether the session was given a handoff (asked only for a past question: the handoff
+    module stays out of other prompts)."""
+    from ..tiers.handoff import holds_handoff
+
+    return holds_handoff(seen)

@@ -397,12 +397,13 @@ def _same_measure_changed(subject: str, value: str, old: str) -> bool:
         return False
 
     def parts(text: str) -> set[str]:  # "late-cancel" is "late" and "cancel"
-        return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        return {w[:5] for w in words if len(w) > 3 and w not in _HOW_WORDS}
 
     def after(text: str) -> set[str]:  # the word after each quantity: "48h before"
         return {m.group(3)[:5].lower() for m in _AFTER_MEASURE.finditer(text)}
 
-    shared = (parts(subject) - _HOW_WORDS) & parts(old)
+    shared = parts(subject) & parts(old)
     # One shared word is not enough alone: "the upload limit is now 50 MB" does not retire
     # "images are resized to 2 MB before upload"; said of the same word after it, it does.
     return len(shared) >= 2 or bool(shared and after(value) & after(old))
@@ -604,6 +605,7 @@ def find_replaced(
             home_project=project,
         )
     ]
+    changed = _CHANGED.match(text.rstrip("."))
     seen: set[str] = set()
     for e in [*hits, *idx.project_facts(project)]:
         if e.id in seen:
@@ -612,17 +614,15 @@ def find_replaced(
         own = e.project == project and e.source in ("claude", "room")
         if not own or e.always or not is_live(e):
             continue
-        if e.type not in types:
-            # A fact that changed retires a rule only when the rule gave the same quantity
-            # another number ("patients can cancel online up to 24h before …", said as "the
-            # clinics' rule: …", then "the late-cancel cutoff is 48h before the appt now").
-            changed = _CHANGED.match(text.rstrip("."))
-            if not (
-                e.type in REPLACEABLE_TYPES
-                and changed
-                and _same_measure_changed(changed["subject"], changed["value"], e.body)
-            ):
-                continue
+        # A fact that changed retires a rule only when the rule gave the same quantity another
+        # number ("patients can cancel online up to 24h before …", said as "the clinics' rule:
+        # …", then "the late-cancel cutoff is 48h before the appt now").
+        if e.type not in types and not (
+            e.type in REPLACEABLE_TYPES
+            and changed
+            and _same_measure_changed(changed["subject"], changed["value"], e.body)
+        ):
+            continue
         if e.extra.get("team") or not os.path.exists(e.path):
             continue
         if replaces(text, e.body or e.description):

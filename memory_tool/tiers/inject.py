@@ -260,6 +260,11 @@ def superseded_facts(idx: Index, project: str) -> set[str]:
     return fact_keys("\n".join(idx.superseded_texts(project)))
 
 
+def _not_retired(lines: list[str], retired: frozenset[str] | set[str]) -> list[str]:
+    """``lines`` without those that state a superseded memory's fact (``superseded_facts``)."""
+    return [x for x in lines if not _facts_of([x]) & retired] if retired else lines
+
+
 def _is_title(line: str) -> bool:
     return line.endswith(":\n") and not line.startswith("- ")
 
@@ -307,8 +312,7 @@ def cold_units(
         else:
             pointer = Unit(e.line, e.line_tokens)
             seen |= shown
-        lines = _new_facts(_matching_lines(e, prompt, COLD_HIT_LINES), seen)
-        lines = [x for x in lines if not _facts_of([x]) & retired]
+        lines = _not_retired(_new_facts(_matching_lines(e, prompt, COLD_HIT_LINES), seen), retired)
         seen |= _facts_of(lines)
         groups.append([pointer] + [Unit(x, count(x)) for x in lines])
     return _hold(_pack_groups(head, groups, budget, max_chars, skip_misfits=True), held)
@@ -366,8 +370,7 @@ def latest_cold_units(
     if topic and not is_about(f"{entry.description}\n{entry.body}", topic):
         return []
     lines = _new_facts(cold_body_lines(entry.body), held if held is not None else set())
-    retired = superseded_facts(idx, project)
-    lines = [x for x in lines if not _facts_of([x]) & retired]
+    lines = _not_retired(lines, superseded_facts(idx, project))
     return _hold(
         _drop_dangling_titles(
             _pack(cold_latest_heading(entry.id), lines, idx.count_cached, budget, max_chars)
