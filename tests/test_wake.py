@@ -37,6 +37,37 @@ def test_identity_from_every_project_appears_once(project: Path, tmp_path: Path)
     assert len(brief.layers["L1"].picked) == 2
 
 
+def test_two_names_said_in_two_projects_stay_with_their_project(
+    project: Path, tmp_path: Path
+) -> None:
+    # Capture cannot tell who types: a colleague's "I'm Priya" in the data repo must not tell
+    # this project's sessions that the user is Priya.
+    other = other_project(tmp_path, "data")
+    ours, theirs = paths.project_memory_dir(project), paths.project_memory_dir(other)
+    write_memory(ours, "user_name.md", "The user is Dana, backend.", type_="user")
+    write_memory(theirs, "user_name.md", "The user is Priya.", type_="user")
+    write_memory(theirs, "user_pref.md", "The user prefers short answers.", type_="user")
+    text = brief_for(project).text
+    assert "Dana" in text and "Priya" not in text
+    assert "short answers" in text  # names nobody: every project's, as before
+    other_text = brief_for(other).text
+    assert "Priya" in other_text and "Dana" not in other_text
+
+
+def test_one_name_said_in_another_project_holds_everywhere(project: Path, tmp_path: Path) -> None:
+    other = other_project(tmp_path, "data")
+    theirs = paths.project_memory_dir(other)
+    write_memory(theirs, "user_name.md", "The user is Priya.", type_="user")
+    write_memory(paths.state_root() / "identity", "tz.md", "The user is Dana.")
+    write_memory(
+        paths.project_memory_dir(project), "user_role.md", "The user is a staff engineer.",
+        type_="user",
+    )  # fmt: skip
+    # Priya's is the only name in a project's folder; identity/'s is set by hand: both load.
+    text = brief_for(project).text
+    assert "Priya" in text and "Dana" in text and "staff engineer" in text
+
+
 def test_l2_holds_this_projects_facts_only(project: Path, tmp_path: Path) -> None:
     write_memory(
         paths.project_memory_dir(project), "project_db.md", "Postgres 16 here.", type_="project"

@@ -135,7 +135,7 @@ def list_(layer: str | None, type_: str | None, room: str | None, cwd: str, as_j
             chosen = {e.id for e in brief.layers[layer.upper()].picked}
             cfg = load_config()
             entries = (
-                dedupe(rank(l1_candidates(idx), today(), cfg))
+                dedupe(rank(l1_candidates(idx, paths.project_key(cwd)), today(), cfg))
                 if layer.upper() == "L1"
                 else l2_ranked(
                     idx, paths.project_key(cwd), str(paths.context_file(cwd)), today(), cfg

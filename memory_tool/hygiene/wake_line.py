@@ -77,7 +77,7 @@ def wake_scope(
     """What a session in ``project`` loads, as (L1 candidates, L2 candidates, the rest of its
     Claude memory folder): each row is read once, and the layers' own queries decide L1/L2.
     ``context_path``: the working tree's CONTEXT.md (another worktree's is not loaded here)."""
-    l1 = l1_candidates(idx)
+    l1 = l1_candidates(idx, project)
     l2 = l2_candidates(idx, project, context_path)
     have = {e.id for e in l1} | {e.id for e in l2}
     missing = [i for i in idx.project_memory_ids(project) if i not in have]

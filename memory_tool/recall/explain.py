@@ -192,7 +192,7 @@ def explain_brief(idx: Index, cwd: str | Path, extra: list[Unit] | None = None) 
     out = Explanation(brief=brief, project=brief.project, cap=cap)
     out.rows["L1"] = _layer_rows(l1, cap, cap, day, cfg)
     out.rows["L2"] = _layer_rows(l2, max(0, cap - len(l1.picked)), cap, day, cfg)
-    out.dropped = _dropped(l1_candidates(idx), l1, day, cfg)
+    out.dropped = _dropped(l1_candidates(idx, brief.project), l1, day, cfg)
     out.dropped += _dropped(
         l2_candidates(idx, brief.project) + l2_background(idx, brief.project, cfg), l2, day, cfg
     )

@@ -10,6 +10,7 @@ importance weighted by a power-law recency decay; what does not fit becomes one 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -239,8 +240,31 @@ def first_sentence(body: str) -> str:
     return text[: end + 1] if end >= 0 else text
 
 
-def l1_candidates(index: Index) -> list[Entry]:
-    return index.identity_facts()
+# "The user is Priya", "The user is named Tom": a memory that says who is at the keyboard.
+_NAMES_USER = re.compile(r"\bthe user(?:'s name)? is (?:named |called )?([A-Z][A-Za-z'-]+)\b", re.I)
+
+
+def _named(e: Entry) -> str:
+    """The person ``e`` names the user as ("" when it names nobody): a capital after "The user
+    is" ("a backend dev" names nobody)."""
+    m = _NAMES_USER.search(e.body or e.description)
+    return m.group(1).lower() if m and m.group(1)[0].isupper() else ""
+
+
+def l1_candidates(index: Index, project: str | None = None) -> list[Entry]:
+    """L1's candidates for a session in ``project`` (None: every project's, as listed).
+
+    Capture cannot tell who types: when memories in two projects' folders name the user as two
+    people ("The user is Dana" in one, "The user is Priya" where a colleague typed), each is
+    that project's own, so neither tells the other project's sessions who they are talking to.
+    A name in the palace's identity/ (set by hand) holds everywhere."""
+    facts = index.identity_facts()
+    if project is None:
+        return facts
+    local = {e.id: _named(e) for e in facts if e.project and e.source != "identity"}
+    if len({name for name in local.values() if name}) < 2:
+        return facts
+    return [e for e in facts if not local.get(e.id) or e.project == project]
 
 
 # L2's background: the project's references and its gotchas filed in a room, which room recall

@@ -174,7 +174,7 @@ def build_brief(
             units.append(unit(f"Recap of the rules that matter most (in full above): {names}.\n"))
         return units
 
-    l1_ranked = dedupe(rank(l1_candidates(index), day, cfg))
+    l1_ranked = dedupe(rank(l1_candidates(index, project), day, cfg))
     l1 = pack("L1", l1_ranked, budget(cfg, "l1"), cap, L1_MAX_CHARS, render_l1)
     context = str(paths.context_file(cwd))
     l2_order = l2_ranked(index, project, context, day, cfg)
