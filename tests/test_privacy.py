@@ -145,6 +145,17 @@ def test_url_password_keeps_user_and_host() -> None:
     )
 
 
+def test_a_key_used_as_a_urls_user_is_redacted_and_a_plain_user_kept() -> None:
+    # blind12: a Sentry DSN reached a captured rule's file, the hot file and a cold summary.
+    dsn = "the staging DSN is https://b7e41c09d2a84f6e93c5aa10f8d27b64@o4471.ingest.sentry.io/552"
+    out = redact(dsn)
+    assert "b7e41c09" not in out
+    assert out.endswith("https://[REDACTED:url_token]@o4471.ingest.sentry.io/552")
+    assert redact(out) == out
+    for kept in ("ssh://git@github.com/org/repo", "https://deploy-bot@host.example/x"):
+        assert redact(kept) == kept
+
+
 def test_a_token_inside_a_url_password_keeps_its_specific_kind() -> None:
     out = redact(f"https://x-access:{GH}@github.com/org/repo")
     assert out == "https://x-access:[REDACTED:github_token]@github.com/org/repo"
@@ -452,6 +463,9 @@ def test_every_redaction_kind_has_hints() -> None:
          "Kestrel-5521"),
         ("the staging password is hunter2x, ask before using it", "hunter2x"),
         ("Passphrase: correct9horse", "correct9horse"),
+        # blind12: "pw" said in prose reached a cold summary, the hot file and a later request.
+        ("if u need the db the staging user is claims_rw, pw Quillfeather-2231",
+         "Quillfeather-2231"),
     ],
 )  # fmt: skip
 def test_a_password_said_in_prose_is_redacted(text: str, secret: str) -> None:

@@ -198,12 +198,14 @@ _ASSIGN_COLON_BARE = LazyPattern(
 
 # A password said in prose: "the QA account is qa@x.dev, password Kestrel-5521", "the password
 # is hunter2". Only a value with a letter and a digit, six characters at least, counts: "password
-# reset", "password length 12" and "password hashing with bcrypt" stay as they are. Up to four
+# reset", "password length 12" and "password hashing with bcrypt" stay as they are. "pw" and
+# "pwd" count in prose ("the staging user is claims_rw, pw Quillfeather-2231"; blind12), not as
+# a key (`PWD=/home/me` is the working directory). Up to four
 # words may say whose it is ("the app-specific password for the studio apple id is …"), and an
 # app password in its own form (four groups of four letters: hkqz-wtrp-mvne-gxla) counts without
 # a digit.
 _PROSE_PASSWORD = LazyPattern(
-    r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode))(?![\w-])
+    r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode|pwd?))(?![\w-])
         (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?(?=[ \t]+(?:is|was)\b))?
         (?:[ \t]+(?:is|was))?[ \t]*[,:]?[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[^\s'"`]{6,}
@@ -291,7 +293,7 @@ _TRAILING_CODE_PUNCT = LazyPattern(r"[.!?,;)\]}]+$")
 
 def _kind_for(keyword: str) -> str:
     kw = keyword.lower()
-    if kw.startswith("pass"):
+    if kw.startswith("pass") or kw in ("pw", "pwd"):
         return "password"
     if kw == "token":
         return "token"
@@ -391,6 +393,18 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
         ),
         _group("url_password"),
     ),
+    # scheme://key@host with no password: a Sentry DSN (https://<32 hex>@o1.ingest.sentry.io/5),
+    # a token used as the user (https://x-token@…). Only a long part with a letter and a digit
+    # counts, so `ssh://git@host` and `https://deploy-bot@host` keep their user (blind12: a DSN
+    # reached a memory file, the hot file and a cold summary).
+    (
+        "url_token",
+        LazyPattern(
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://"
+            r"(?P<secret>(?=[\w.~-]*\d)(?=[\w.~-]*[A-Za-z])[\w.~-]{16,})@(?=[A-Za-z0-9\[])"
+        ),
+        _group("url_token"),
+    ),
     # Authorization headers: `Authorization: Bearer x`, `"Authorization": "token x"`,
     # `-H 'Authorization: Basic x'`.
     (
@@ -449,10 +463,11 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "jwt": ("eyj",),
     "aws_access_key": ("akia", "asia"),
     "url_password": ("://",),
+    "url_token": ("://",),
     "bearer_token": ("authorization", "bearer"),
     "basic_auth": ("authorization",),
     "aws_secret_key": ("secret",),
-    "assignment": ("pass", "secret", "token", "key"),
+    "assignment": ("pass", "pw", "secret", "token", "key"),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),
     # A password word holds one of its symbols ("?" left out: most questions would compile it
@@ -464,9 +479,9 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
 def redact(text: str) -> str:
     """Replace secrets with ``[REDACTED:<kind>]``, keeping surrounding context.
 
-    Kinds: private_key, url_password, bearer_token, basic_auth, anthropic_key, github_token,
-    stripe_key, slack_token, openai_key, google_api_key, jwt, aws_access_key, aws_secret_key,
-    and for generic assignments password / secret / token / api_key. Idempotent.
+    Kinds: private_key, url_password, url_token, bearer_token, basic_auth, anthropic_key,
+    github_token, stripe_key, slack_token, openai_key, google_api_key, jwt, aws_access_key,
+    aws_secret_key, and for generic assignments password / secret / token / api_key. Idempotent.
     """
     low = text.lower()
     for kind, pattern, repl in REDACTION_PATTERNS:
