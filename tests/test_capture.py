@@ -306,7 +306,6 @@ NOT_A_CHANGE = [
     "if we ship today, the bucket is now eu-central-1",
     "when the release is out, minSdk is 26 now",
     "my_var is broken now",
-    "switch the tab to dark mode",
     "move the button from left to right",
     # Refactoring tasks from the classifier's prompt sets: files and pronouns name no tool.
     "move the helper funcs out of main.go into their own package",
@@ -831,6 +830,45 @@ def test_a_quantity_that_changed_retires_the_rule_that_gave_it_another_number(
     assert not by_body["Never log why a patient cancelled."].get("superseded_by")
     brief = wake(project)
     assert "48h" in brief and "24h" not in brief
+
+
+def test_a_switch_to_anything_retires_the_fact_it_changes_and_is_otherwise_a_task(
+    project: Path, state: Path
+) -> None:
+    """blind11/blind12: "switch the loss to dice + focal" after the decision "The loss is plain
+    pixel-wise cross-entropy", "can we switch saves to something binary?" after "Saves are plain
+    JSON files": neither names a known tool nor an exact value; each is the fact changed because
+    memory holds the fact it changes. "switch the tab to dark mode" changes no fact: a task."""
+    folder = paths.project_memory_dir(project)
+    write_memory(folder, "project_loss.md",
+                 "The loss is plain pixel-wise cross-entropy (nn.CrossEntropyLoss).",
+                 type_="project")  # fmt: skip
+    write_memory(folder, "project_saves.md",
+                 "Saves are plain JSON files in user://saves/, one slot_N.json per slot.",
+                 type_="project")  # fmt: skip
+    session(
+        project,
+        [
+            ("user", "boundaries are mush. switch the loss to dice + focal. plain cross entropy "
+                     "ignores the thin boundary pixels"),
+            ("assistant", "fieldseg/losses.py has DiceFocalLoss now."),
+            ("user", "testers edit the save file in notepad lol. can we switch saves to "
+                     "something binary? store_var or whatever"),
+            ("assistant", "save_game.gd writes slot_N.sav with store_var now."),
+            ("user", "switch the tab to dark mode"),
+            ("assistant", "Done."),
+        ],
+    )  # fmt: skip
+    by_body = {body: meta for meta, body in memories(project).values()}
+    loss = by_body["The loss switched to dice + focal."]
+    saves = by_body["Saves switched to binary."]
+    assert loss["origin"] == saves["origin"] == "capture:change"
+    old_loss = by_body["The loss is plain pixel-wise cross-entropy (nn.CrossEntropyLoss)."]
+    old_saves = by_body["Saves are plain JSON files in user://saves/, one slot_N.json per slot."]
+    assert old_loss.get("superseded_by") and old_saves.get("superseded_by")
+    assert not any("dark mode" in body for body in by_body)
+    brief = wake(project)
+    assert "dice + focal" in brief and "cross-entropy" not in brief and "JSON files" not in brief
 
 
 def test_a_switch_and_a_changed_fact_said_plainly_retire_the_older_memories(

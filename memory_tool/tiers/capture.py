@@ -721,6 +721,13 @@ def capture_one(
     fact stays forgotten when Claude repeats it, and comes back when the person says it again
     (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
+    if signal == "switch":
+        # "switch the loss to dice + focal": a task ("switch the tab to dark mode"), unless
+        # memory holds a fact it changes ("The loss is plain cross-entropy …"): then it is
+        # that fact changed, and retires it.
+        if find_replaced(idx, text, project, FACT_TYPES) is None:
+            return Captured(signal, text, "skipped")
+        signal = "change"
     # When memory-tool first saw the session, by the clock file times use (a transcript's
     # timestamps may come from another clock); a minute of slack.
     started = state.get("created_at")
@@ -881,7 +888,9 @@ def capture_session(
             key = source_key(session, line, text)
             if key in handled or not text:
                 continue
-            if mode == "inbox" or signal not in EXPLICIT_KINDS:
+            if signal == "switch" and mode != "auto":
+                done = Captured(signal, text, "skipped")  # kept only where it retires a fact
+            elif mode == "inbox" or signal not in (*EXPLICIT_KINDS, "switch"):
                 kind = INBOX_KINDS.get(signal, signal)
                 hints.append((kind, text))
                 done = Captured(signal, text, "inbox")

@@ -267,10 +267,14 @@ def _change(clause: str) -> tuple[str, str] | None:
 # project switched to a new value, said as an order or as done; the rest after "and" is the
 # task ("and drop the DynamoDB table").
 _SWITCH_SETTING = LazyPattern(
-    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?(?:switch(?:ed)?|chang(?:e|ed)|mov(?:e|ed))\s+
-        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to)\b)
-          [\w\-.]+(?:\s+(?!to\b|from\b)[\w\-.]+){0,3}?)\s+
-        (?:over\s+)?to\s+(?P<value>[^,;]+?)(?:\s+and\s+.*|\s*,\s*(?:it|they|that)\b.*)?$""",
+    r"""^(?P<ask>(?:can|could)\s+(?:we|you)\s+|pls\s+|please\s+)?
+        (?:let'?s\s+|we(?:'ve|\s+have|'re|\s+are)?\s+)?
+        (?:switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing))\s+
+        (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to
+          |us|me|you)\b)
+          [\w\-.]+(?:\s+(?!to\b|from\b|off\b|out\b|away\b)[\w\-.]+){0,3}?)\s+
+        (?:over\s+)?to\s+(?P<value>[^,;?]+?)(?:\s+and\s+.*|\s*,\s*(?:it|they|that)\b.*)?
+        (?P<question>\?)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -361,25 +365,46 @@ def _swap(clause: str) -> tuple[str, str] | None:
     return "correction", f"Use {m.group('new')} instead of {m.group('old')} {why}."
 
 
+# A place in the code, not a value: "move the constants to the top of the file".
+_A_PLACE = LazyPattern(
+    r"^(?:the\s+)?(?:top|bottom|end|start|beginning|left|right|front|back|middle|next|previous"
+    r"|other|same)\b",
+    re.IGNORECASE,
+)
+# "switch saves to something binary": the value without the word that only says it is one.
+_VAGUE_VALUE = LazyPattern(r"^(?:something|sth|smth|some)\s+(?=\w)", re.IGNORECASE)
+
+
 def _switch_setting(clause: str) -> tuple[str, str] | None:
     """("change", "State locking switched to the S3 native lockfile (use_lockfile = true).")
-    for a setting of the project switched to an exact new value; else None."""
-    m = _settled_match(_SWITCH_SETTING, clause)
-    if not m:
+    for a setting of the project switched to an exact new value; ("switch", "The loss
+    switched to dice + focal.") for anything else switched to something, asked politely too
+    ("can we switch saves to something binary?"): capture keeps that only where it retires a
+    fact memory holds about the same thing (a task otherwise: "switch the tab to dark mode");
+    else None."""
+    s = clause.strip().rstrip(".!")
+    if ONE_OFF.search(s):
         return None
-    what, value = m.group("what").strip(), _WHEN.sub("", m.group("value")).strip()
+    m = _SWITCH_SETTING.match(s)
+    if not m or (m.group("question") and not m.group("ask")):
+        return None
+    what = m.group("what").strip()
+    value = _VAGUE_VALUE.sub("", _WHEN.sub("", m.group("value")).strip())
     if not value or len(value.split()) > SWITCH_VALUE_MAX_WORDS:
         return None
     # Something exact to keep (a name from code, a version, an acronym), and a thing of the
     # setup: "switch the tab to dark mode" is neither.
     # "move the queues to redis": a known tool is as exact as a version.
     known = value.lower() in ALTERNATIVE_OF and bool(_SETUP_NOUN.search(what))
-    if not known and (
-        not _EXACT_VALUE.search(value)
-        or not (_SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value)
-    ):
-        return None
-    return "change", f"{what} switched to {value}."
+    exact = known or (
+        bool(_EXACT_VALUE.search(value))
+        and bool(_SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value)
+    )
+    if exact and not (m.group("ask") or m.group("question")):
+        return "change", f"{what} switched to {value}."
+    if _A_PLACE.match(value) or _FILE_LIKE.search(value):
+        return None  # a refactoring: "move the enums to enums.py", "… to the top of the file"
+    return "switch", f"{what} switched to {value}."
 
 
 def change_said(clause: str) -> tuple[str, str] | None:
@@ -399,4 +424,8 @@ def change_said(clause: str) -> tuple[str, str] | None:
         head, _, last = clause.rpartition(", ")
         if not _CONDITION.search(head):
             said = _switch(last) or _switch_setting(last)
+    if said is None and ", " in clause:
+        # "switching the logging to weights & biases, the group pays for a team account now":
+        # the switch, then why.
+        said = _switch_setting(clause.partition(", ")[0])
     return said

@@ -59,7 +59,9 @@ class Signal:
     line: str
 
 
-USER_KINDS = ("correction", "rule", "change", "identity", "preference", "heuristic")
+# "switch": something switched to something else ("switch the loss to dice + focal"), kept only
+# where it retires a fact memory holds (capture); a task otherwise.
+USER_KINDS = ("correction", "rule", "change", "switch", "identity", "preference", "heuristic")
 TAG_KINDS = ("decision", "gotcha", "reuse", "defer")
 # Explicit signals: captured as live memories in `capture.mode: auto`. A heuristic goes to the
 # inbox, for a person to accept.
