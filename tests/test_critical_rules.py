@@ -66,11 +66,16 @@ def test_a_rule_is_critical_only_when_its_consequence_is_irreversible(project: P
     write_memory(d, "feedback_typecheck.md",
                  "Run pnpm typecheck, don't run next build: a production build takes 4 minutes.",
                  type_="feedback", description="Typecheck over next build")  # fmt: skip
+    # blind12: nor does one naming a kind of image.
+    write_memory(d, "feedback_ocr.md",
+                 "Run pytest -m 'not slow_ocr': tesseract is only in the production image.",
+                 type_="feedback", description="Skip slow OCR tests")  # fmt: skip
     text = brief_text(project)
     crit = critical_section(text)
     assert "production by hand" in crit and "force-push" in crit
     # Rules all the same, but nothing irreversible follows from breaking them.
     assert "alembic" not in crit and "PayCo" not in crit and "typecheck" not in crit
+    assert "slow_ocr" not in crit
     rest = text.split(L2_HEADING, 1)[1]
     assert "alembic" in rest and "PayCo" in rest
     assert "No manual prod migrations" in recap(text)

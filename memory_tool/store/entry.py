@@ -70,8 +70,10 @@ IRREVERSIBLE_RE = LazyPattern(
     r"\b(data loss|los[et] (the )?data|irreversib\w*|destroy\w*|"
     r"drop(s|ped|ping)? (the )?(\w+ )?(table|database|schema|column)s?|truncat\w*|rm -rf|"
     r"force[- ]push\w*|delet\w*|wip(e|es|ed|ing)|overwrit\w*|corrupt\w*|"
-    # "a production build is slow": a kind of build, no consequence.
-    r"(?:production|prod)(?!\s+(?:builds?|bundles?|mode|dependenc\w*)\b)|outages?|downtime|"
+    # "a production build is slow", "tesseract is only in the production image": a kind of
+    # build or image, no consequence.
+    r"(?:production|prod)(?!\s+(?:builds?|bundles?|mode|dependenc\w*|images?|containers?)\b)|"
+    r"outages?|downtime|"
     r"double[- ]charg\w*|charg\w+ (the )?(cards?|customers?)|charged twice|money|"
     r"secrets?|credentials?|api keys?|passwords?|breach\w*|leak\w*|pii|gdpr)\b",
     re.IGNORECASE,

@@ -304,6 +304,14 @@ _THIS_PLACE = re.compile(
 )
 _PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IGNORECASE)
 # Statements about the person: how they like to work, who they are.
+# How the person sees, hears or reads, which every answer and anything visual must allow for:
+# "I'm red-green colourblind" (blind11: said mid-sentence, in passing, and lost).
+_TRAIT = (
+    r"(?:[\w\-]+[- ])?colou?r[- ]?blind|dyslexic|deaf|hard\s+of\s+hearing|visually\s+impaired"
+)
+_TRAIT_SAID = LazyPattern(
+    r"(?:^|[,;:]\s*|\s-\s|\s+and\s+)(?:i'?m|i\s+am)\s+(?P<t>%s)\b" % _TRAIT, re.IGNORECASE
+)
 _IDENTITY = LazyPattern(
     r"""^(?:
         (?P<prefer>i\s+(?:always\s+|really\s+|generally\s+)?prefer)\s+(?P<p>.+)
@@ -319,8 +327,9 @@ _IDENTITY = LazyPattern(
       | (?:i'?m|i\s+am)\s+
         (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
           |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new)\s+\w.+)
-          |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?)
-    )$""",
+          |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?
+          |(?:%s))
+    )$""" % _TRAIT,
     re.VERBOSE,
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
@@ -442,6 +451,10 @@ _PREFERENCE = LazyPattern(
         (?:your\s+|the\s+|my\s+)?(?:answers|replies|responses)
       | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question
         |end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap))
+      # "don't put a 'next steps' list at the end of every answer": what every answer lacks.
+      | (?:don't|dont|do\s+not|never|no)\s+(?:[\w\-'"]+\s+){0,5}?
+        (?:at\s+the\s+(?:end|start|top|bottom)\s+of|in|to|after|before)\s+
+        (?:every|each|all|all\s+of\s+your|your|my)\s+(?:answers?|replies|reply|responses?)
     )\b""",
     re.VERBOSE,
 )
@@ -570,9 +583,11 @@ _PURPOSE = LazyPattern(
 
 # "could every column that holds a quantity end in its unit, like consumption_kwh?": a rule
 # asked for politely.
+# "would you mind always launching training with CUDA_VISIBLE_DEVICES=1 from now on?" too.
 _POLITE_RULE = LazyPattern(
-    r"^(?:could|can|would|will)\s+(?:you\s+)?(?:please\s+)?"
-    r"(?:(?:always|never)\s|make\s+sure\s+(?:that\s+)?(?:every|each|all|any)\s|(?:every|each|all)\s)",
+    r"^(?:could|can|would|will)\s+(?:you\s+)?(?:mind\s+)?(?:please\s+)?"
+    r"(?:(?:always|never)\s|mak(?:e|ing)\s+sure\s+(?:that\s+)?(?:every|each|all|any)\s"
+    r"|(?:every|each|all)\s)",
     re.IGNORECASE,
 )
 
@@ -590,7 +605,9 @@ def _says_instead(fact: str, after_no: bool) -> bool:
     return bool(_BUT_NOT.search(fact) and _CODE_WORD.search(fact))
 
 
-_POLITE_HEAD = LazyPattern(r"^(?:could|can|would|will)\s+(?:you\s+)?(?:please\s+)?", re.IGNORECASE)
+_POLITE_HEAD = LazyPattern(
+    r"^(?:could|can|would|will)\s+(?:you\s+)?(?:mind\s+)?(?:please\s+)?", re.IGNORECASE
+)
 
 
 def _user_kind(fact: str, lead: set[str]) -> str:
@@ -694,6 +711,9 @@ def user_signals(prompt: str) -> list[Signal]:
             if who:
                 out.append(Signal("identity", tidy(who), line))
                 continue
+            trait = _TRAIT_SAID.search(sentence)
+            if trait:  # "please not RdYlGn, I'm red-green colourblind, those maps are …"
+                out.append(Signal("identity", f"The user is {trait.group('t')}.", line))
             last: Signal | None = stopped
             stopped_before, stopped = stopped, None
             for clause in clauses(sentence):
