@@ -306,11 +306,9 @@ _PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IG
 # Statements about the person: how they like to work, who they are.
 # How the person sees, hears or reads, which every answer and anything visual must allow for:
 # "I'm red-green colourblind" (blind11: said mid-sentence, in passing, and lost).
-_TRAIT = (
-    r"(?:[\w\-]+[- ])?colou?r[- ]?blind|dyslexic|deaf|hard\s+of\s+hearing|visually\s+impaired"
-)
+_TRAIT = r"(?:[\w\-]+[- ])?colou?r[- ]?blind|dyslexic|deaf|hard\s+of\s+hearing|visually\s+impaired"
 _TRAIT_SAID = LazyPattern(
-    r"(?:^|[,;:]\s*|\s-\s|\s+and\s+)(?:i'?m|i\s+am)\s+(?P<t>%s)\b" % _TRAIT, re.IGNORECASE
+    r"(?:^|[,;:]\s*|\s-\s|\s+and\s+)(?:i'?m|i\s+am)\s+(?P<t>" + _TRAIT + r")\b", re.IGNORECASE
 )
 _IDENTITY = LazyPattern(
     r"""^(?:
@@ -328,8 +326,10 @@ _IDENTITY = LazyPattern(
         (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
           |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new)\s+\w.+)
           |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?
-          |(?:%s))
-    )$""" % _TRAIT,
+          |(?:"""
+    + _TRAIT
+    + r"""))
+    )$""",
     re.VERBOSE,
 )
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
