@@ -248,6 +248,12 @@ def test_the_persons_signals_are_clean_single_facts(
         ("product signed off, we're dropping Android 7, minSdk is 26 now. bump it",
          [("change", "minSdk is now 26.")]),
         ("the node version is 22 now", [("change", "The node version is now 22.")]),
+        # "from today" for "now"; a hint first, then what it means for good, after "so"
+        # (blind11: the courier's new cutoff went to the inbox).
+        ("minSdk is 26 from today", [("change", "minSdk is now 26.")]),
+        ("We changed couriers this week: it's GLS now instead of DHL, and GLS comes at 12:45, "
+         "so the same-day cutoff is 12:00 from now on.",
+         [("change", "The same-day cutoff is now 12:00.")]),
         ("`MAX_RETRIES` is now 5", [("change", "`MAX_RETRIES` is now 5.")]),
         # A setting switched to an exact value; the task after "and" is not kept (blind2).
         ("switch state locking to the S3 native lockfile (use_lockfile = true) and drop the "

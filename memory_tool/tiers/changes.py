@@ -88,15 +88,18 @@ _CHANGE_SAID = LazyPattern(
         (?P<value>[^,;]+?)(?P<tail>\s*[,;].*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
-# The same said with "now" last, or of a setting named as in the code or an environment:
+# The same said with "now" (or "from now on", "from today") last, or of a setting named as in the
+# code or an environment:
 # "minSdk is 26 now", "the node version is 22 now", "`MAX_RETRIES` is now 5", "staging is in the
 # supply-stg namespace now".
 _CHANGE_NOW = LazyPattern(
     r"""^(?P<subject>(?:the|our)\s+(?:[\w\-./`']+\s+){1,6}?|(?P<code>`?[\w.]*(?:[a-z][A-Z]|[_.])[\w.]*`?)\s+
         |(?P<env>staging|prod|production|preprod|dev|qa|ci|sandbox)\s+
         |(?P<limit>(?:[Mm]ax|[Mm]aximum|[Mm]in|[Mm]inimum|[Dd]efault)\s+(?:[\w\-]+\s+){1,3}?))
-        (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+now$))\s+
-        (?P<prep>)(?P<value>[^,;]+?)(?:\s+now)?(?P<tail>)$""",
+        (?P<verb>(?:is|are)\s+now|(?:is|are)(?=\s+[^,;]+?\s+(?:now|from\s+now\s+on|from\s+today
+          |going\s+forward|as\s+of\s+today)$))\s+
+        (?P<prep>)(?P<value>[^,;]+?)(?:\s+(?:now|from\s+now\s+on|from\s+today|going\s+forward
+          |as\s+of\s+today))?(?P<tail>)$""",
     re.VERBOSE,
 )
 # A setting that goes to a new value from a day on: "tick rate goes to 60 Hz from today", "the

@@ -722,6 +722,12 @@ def user_signals(prompt: str) -> list[Signal]:
                 fact = tidy(clause)
                 if not kind:
                     kind, fact = _after_so(clause, fact)
+                elif kind == "heuristic":
+                    # "it's GLS now instead of DHL, and GLS comes at 12:45, so the same-day
+                    # cutoff is 12:00 from now on": a hint, then what it means for good.
+                    settled, after = _after_so(clause, fact)
+                    if settled:
+                        kind, fact = settled, after
                 # A switch or a changed fact said plainly, not as "use", "never" or "always".
                 # "heads up, …: X is 4 hours now": a change said after a "remember" word is
                 # kept as the change it states.
