@@ -164,7 +164,17 @@ def test_session_start_warms_a_server_for_the_first_prompt(
 ) -> None:
     seed(project)
     run_hook("SessionStart", start_payload(project))
+    # Listening when SessionStart returns: `claude -p` sends its one prompt over HTTP right
+    # after it, and a server still starting refused it (a scripted week's first prompt).
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(client.socket_path())
+    finally:
+        sock.close()
     assert wait_for(lambda: server.ping() is not None)
+    # The readiness probe's empty connection is no error of the server's.
+    log = paths.log_file()
+    assert not log.exists() or "server" not in log.read_text(), log.read_text()
 
 
 def test_no_server_is_started_when_switched_off(

@@ -43,6 +43,12 @@ FAILED = "failed"  # a server answered badly or too slowly: run in-process, star
 IN_SERVER = [False]
 # Control requests (not hook events).
 PING = "!ping"
+# SessionStart waits for a server it started (only then) this long at most: `claude -p "…"`
+# sends its one prompt right after SessionStart, over HTTP, and a server still importing
+# refused it (a scripted week: ECONNREFUSED on the first prompt, whose memory never came). A
+# server listens 0.1-0.3 s after it is started on a quiet machine; a busy one may take longer.
+SERVER_READY_WAIT_S = 2.0
+READY_POLL_S = 0.01
 STOP = "!stop"
 
 
@@ -200,10 +206,33 @@ def spawn(env: "dict[str, str] | None" = None) -> bool:
     return True
 
 
-def ensure_server(session_id: str = "") -> None:
+def _listening(timeout_s: float) -> bool:
+    """Wait until a server listens on this root's socket (it binds its HTTP port right after),
+    at most ``timeout_s``; a connection it has not accepted yet waits in its backlog, so
+    listening is enough for the next hook to be answered."""
+    import _socket
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    path = socket_path()
+    while True:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+        finally:
+            sock.close()
+        time.sleep(READY_POLL_S)
+
+
+def ensure_server(session_id: str = "", wait_s: float = 0.0) -> None:
     """From a hook: start a server when none answers and starting one is allowed; it serves
-    ``session_id`` (a SessionStart's) from the start. Never raises (failing to start one is
-    logged: the HTTP hooks lose their context until the next SessionStart)."""
+    ``session_id`` (a SessionStart's) from the start, and, with ``wait_s``, is listening when
+    this returns (at most that long). Never raises (failing to start one is logged: the HTTP
+    hooks lose their context until the next SessionStart)."""
     if IN_SERVER[0]:
         return
     try:
@@ -211,7 +240,10 @@ def ensure_server(session_id: str = "") -> None:
             env = dict(os.environ)
             if session_id:
                 env["MEMORY_TOOL_SERVER_SESSION"] = session_id
-            spawn(env)
+            if spawn(env) and wait_s > 0 and not _listening(wait_s):
+                from ..base.log import log_error
+
+                log_error("server", f"the hook server did not listen within {wait_s} s")
     except Exception as exc:  # noqa: BLE001
         from ..base.log import log_error
 

@@ -109,13 +109,20 @@ def _private_dir(path: str) -> None:
         os.chmod(path, 0o700)
 
 
+class _Probe(Exception):
+    """A connection closed before its first byte: a SessionStart checking that this server
+    listens (client._listening). Nothing to answer, nothing to log."""
+
+
 def _read_request(conn: socket.socket) -> tuple[str, bytes, bytes, dict[str, str], bytes] | None:
     """(event, client package folder, cwd, environment, stdin) of one request, or None when it
-    is malformed."""
+    is malformed; raises _Probe for a connection that sent nothing."""
     buf = b""
     while b"\n" not in buf:
         chunk = conn.recv(4096)
         if not chunk:
+            if not buf:
+                raise _Probe
             return None
         buf += chunk
         if len(buf) > 4096:
@@ -405,6 +412,8 @@ class Server:
             if event == "SessionEnd":
                 self.sessions.end(session)
             conn.sendall(b"OK\n" + out)
+        except _Probe:
+            pass
         except OSError as exc:  # the caller went away or timed out: its hook runs in-process
             log_error("server", f"call dropped: {exc}")
         return True

@@ -17,7 +17,7 @@ from ..base import paths
 from ..base.event import HookEvent
 from ..sync.spawn import spawn_sync
 from .background import spawn_background_refresh
-from .client import ensure_server
+from .client import SERVER_READY_WAIT_S, ensure_server
 from .dispatch import context
 
 # Sources after which the session continues a conversation whose hot state should come back
@@ -99,7 +99,7 @@ def on_session_start(event: HookEvent) -> dict[str, Any] | None:
         spawn_background_refresh()
     if os.environ.get("CLAUDE_PLUGIN_ROOT"):
         _plugin_secret()
-    ensure_server(event.session_id)  # for the session's HTTP hooks
+    ensure_server(event.session_id, SERVER_READY_WAIT_S)  # for the session's HTTP hooks
     spawn_sync("start", cwd=cwd)  # detached: a teammate's or another machine's new memory
     return context("SessionStart", text)
 
