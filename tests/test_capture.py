@@ -838,6 +838,23 @@ def test_a_quantity_that_changed_retires_the_rule_that_gave_it_another_number(
     assert "48h" in brief and "24h" not in brief
 
 
+def test_a_rule_said_again_in_other_words_refreshes_the_one_said_before(
+    project: Path, state: Path
+) -> None:
+    """blind12: "All player-facing text goes through the strings csv, you know this." after
+    "Always put new strings in localization/strings.csv.": the person says memory holds it, so
+    it is the same rule, said again, and no second memory; without the reminder two rules
+    sharing words stay two."""
+    session(project, [("user", "Always put new strings in localization/strings.csv.")])
+    ((name, (meta, _)),) = memories(project).items()
+    session(project, [("user", "the pause menu labels are hardcoded again. All player-facing "
+                               "text goes through the strings csv, you know this.")])  # fmt: skip
+    found = memories(project)
+    assert list(found) == [name] and found[name][0].get("confirmed")
+    session(project, [("user", "Never ship a strings csv with empty cells.")])
+    assert any("empty cells" in body for _, body in memories(project).values())
+
+
 def test_a_switch_to_anything_retires_the_fact_it_changes_and_is_otherwise_a_task(
     project: Path, state: Path
 ) -> None:

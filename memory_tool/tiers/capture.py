@@ -55,7 +55,7 @@ from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
 from .changes import ALTERNATIVE_OF
-from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, USER_KINDS
+from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, SAID_BEFORE, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
 DEFAULT_MODE = "auto"
@@ -571,6 +571,44 @@ def find_same(idx: Index, text: str, project: str, since: float | None = None) -
     return next((e for e in same if not e.client_written), same[0] if same else None)
 
 
+# A rule said again ("…, you know this", "as I said"): the person says memory holds it, in
+# whatever words; this project's best matching rule that shares this many of its key words (a
+# name from code counts by its parts: "strings.csv" is "string" and "csv") is the one said
+# before, and is refreshed instead of kept twice.
+SAID_AGAIN_MIN_WORDS = 2
+
+
+def _word_parts(text: str) -> set[str]:
+    out = set()
+    for w in _rule_words(text):
+        for part in re.split(r"[.\-]", w):
+            part = _SAME_WORD.get(part, part)
+            if len(part) > 3 and part.endswith("s") and not part.endswith("ss"):
+                part = part[:-1]
+            if len(part) > 1 and part not in _HOW_WORDS and part not in _LIGHT_WORDS:
+                out.add(part)
+    return out
+
+
+def said_again(idx: Index, text: str, project: str) -> Entry | None:
+    """The rule of ``project`` that ``text``, said as a reminder, repeats; or None."""
+    from ..store.entry import is_live
+    from ..store.search import search
+
+    mine = _word_parts(text)
+    hits = search(
+        idx, text, limit=SAME_CANDIDATES, sessions=False, cold=False, fuzzy=False,
+        home_project=project,
+    )  # fmt: skip
+    for hit in hits:
+        e = hit.entry
+        if e.type != "feedback" or e.project != project or e.forgotten or not is_live(e):
+            continue
+        if len(mine & _word_parts(e.body or e.description)) >= SAID_AGAIN_MIN_WORDS:
+            return e
+    return None
+
+
 # Signals that can replace an older memory: what the person says now (a rule, a correction, a
 # fact that changed), what was decided now, a gotcha that corrects an older one. An open item
 # or a reference never retires anything.
@@ -733,6 +771,8 @@ def capture_one(
     started = state.get("created_at")
     since = float(started) - 60 if isinstance(started, (int, float)) else None
     same = find_same(idx, text, project, since)
+    if same is None and signal in ("rule", "correction") and SAID_BEFORE.search(line):
+        same = said_again(idx, text, project)
     if same is not None:
         if same.forgotten and signal not in USER_KINDS:
             # Claude repeating what a person retired is no reason to bring it back.

@@ -220,8 +220,10 @@ def strip_lead_in(text: str) -> tuple[str, set[str]]:
 
 # The person saying they said it before: no part of the rule ("…, I said it on wednesday and
 # I'll say it again - …", "…, as I said", "I'll keep banging on about it").
-_SAID_BEFORE = LazyPattern(
-    r"""(?:,\s*|\s+[-\u2013\u2014]\s+|^)(?:(?:as|like)\s+i\s+(?:said|mentioned)(?:\s+before)?
+SAID_BEFORE = LazyPattern(
+    r"""(?:,\s*|\s+[-\u2013\u2014]\s+|^)(?:(?:as|like)\s+i\s+(?:said|mentioned|told\s+you)
+          (?:\s+(?:before|earlier|yesterday|last\s+(?:time|week)))?
+        |you\s+know\s+(?:this|that)|for\s+the\s+(?:second|third|fourth|fifth|\w+th|last|hundredth)\s+time
         |i\s+(?:said|mentioned|told\s+you)\s+(?:it|this|that)?[^,;:.\-\u2013\u2014]*?
           (?:\s+and\s+i'?ll\s+say\s+it\s+again)?
         |i'?ll\s+keep\s+(?:banging\s+on|saying\s+it|going\s+on)(?:\s+about\s+it)?)
@@ -234,7 +236,7 @@ def tidy(text: str) -> str:
     """One line: bullets, bold marks and extra spaces gone, a capital first letter, a full
     stop at the end, at most MAX_FACT_CHARS."""
     text = _BULLET.sub("", text).replace("**", "").replace("__", "")
-    text = _SAID_BEFORE.sub("", text).lstrip(" ,;:-\u2013\u2014")
+    text = SAID_BEFORE.sub("", text).lstrip(" ,;:-\u2013\u2014")
     text = _WS.sub(" ", text).strip().strip("\"'").strip()
     filler = _TRAILING_FILLER.search(text)
     # Set off by a comma or a dash it is filler ("ship it, done"); after "you're" or "anything"
@@ -718,6 +720,12 @@ def user_signals(prompt: str) -> list[Signal]:
             stopped_before, stopped = stopped, None
             for clause in clauses(sentence):
                 clause, more = strip_lead_in(clause)
+                # "use httpx for outbound calls, as I said": the rule without the reminder
+                # (capture reads the reminder in the source line: a repeat, said again).
+                said_before = SAID_BEFORE.sub("", clause).strip(" ,;:-\u2013\u2014")
+                if SAID_BEFORE.search(clause) and len(said_before.split()) >= MIN_RULE_WORDS:
+                    clause, more = strip_lead_in(said_before)
+                    more |= {"no"}  # said again: Claude did otherwise, as after a "no"
                 kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
                 fact = tidy(clause)
                 if not kind:
