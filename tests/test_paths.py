@@ -86,3 +86,26 @@ def test_cut_keys_find_a_folder_an_older_version_named(tmp_path: Path) -> None:
     older = paths.projects_dir() / (key[:200] + "-oldhash")
     (older / "memory").mkdir(parents=True)
     assert paths.project_folder_name(key) == older.name
+
+
+def test_a_project_root_is_kept_for_one_call_only(tmp_path: Path) -> None:
+    # A hook call asks for its folder's root several times and pays for the walk once; the next
+    # call sees what changed on disk (here: `git init` in a parent folder).
+    sub = tmp_path / "repo" / "src"
+    sub.mkdir(parents=True)
+    with paths.one_call():
+        assert paths.project_root(sub) == sub.resolve()
+        (tmp_path / "repo" / ".git").mkdir()
+        assert paths.project_root(sub) == sub.resolve()  # the same call: the same answer
+    assert paths.project_root(sub) == (tmp_path / "repo").resolve()
+
+
+def test_roots_follow_environment_changes_between_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("MEMORY_TOOL_HOME", raising=False)
+    for home in ("a", "b", "a"):
+        monkeypatch.setenv("HOME", str(tmp_path / home))
+        assert paths.config_dir() == tmp_path / home / ".claude"
+        assert paths.state_root() == tmp_path / home / ".claude" / "memory-tool"

@@ -104,7 +104,10 @@ def run(
         handler = load_handler(event)
         if handler is None:
             return 0
-        result = handler(HookEvent.from_payload(event, payload, agent=agent))
+        from ..base import paths
+
+        with paths.one_call():
+            result = handler(HookEvent.from_payload(event, payload, agent=agent))
         if result is not None and agent != "claude":
             result = agents.answer_for(agent, native, result)
         if result is not None and event in STOP_EVENTS and "hookSpecificOutput" in result:
