@@ -112,6 +112,12 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Always run mypy before committing.")]),
         ("I prefer terse answers", [("identity", "The user prefers terse answers.")]),
         ("I'm Dana, backend", [("identity", "The user is Dana, backend.")]),
+        # A trait said in passing is about the person; what it means to them is no rule of its
+        # own (blind14 kept "I'm dyslexic, and names like sel_hdl …" as a rule too).
+        ("heads up i'm dyslexic, and names like sel_hdl are painful for me to read. always "
+         "spell column names out in full please.",
+         [("identity", "The user is dyslexic."),
+          ("rule", "Always spell column names out in full.")]),
         ("Create a.py and b.py; never use tabs in them.",
          [("heuristic", "Never use tabs in them.")]),
         ("No tests should touch the network",
@@ -125,6 +131,13 @@ def set_config(state: Path, text: str) -> None:
         ("Don't know why this fails", []),
         ("I'm not sure what you mean", []),
         ("x " * 400 + "never do this", []),  # a paste, not a rule
+        # A long task with a plain rule in passing (blind14): only that rule is kept; beyond
+        # LONG_PROSE_MAX_CHARS it is a paste.
+        ("ok supervisor overrides. " + "the queue lists the open ones newest first. " * 14
+         + "every override needs an audit row too. oh and never put a buyer's name or email in "
+         "console.log, log the order id only. the tablets are on 4G.",
+         [("rule", "Never put a buyer's name or email in console.log, log the order id only.")]),
+        ("the queue lists the open ones newest first. " * 60 + "never log a buyer's email.", []),
         # A week of use (bench/week, dev): a statement about the person in mixed person and
         # the preference after it dropped; two lower-case rules on one line kept as one.
         ("I'm Dana, I work on the payments backend. Keep answers terse. Set up the fraud-check "

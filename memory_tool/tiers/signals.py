@@ -34,6 +34,12 @@ from .standing import standing as _standing
 # A prompt whose prose (code blocks and quoted lines aside) is longer than this is a task
 # description or a paste, not a rule: rules are said in a sentence or two.
 PROSE_MAX_CHARS = 600
+# A long task may still carry a standing rule in passing ("… every override needs an audit row
+# too. oh and never put a buyer's name or email in console.log, log the order id only. the
+# tablets …": a held-out week lost it, in a 774-character prompt). Up to this length only its
+# plainest rules are kept, a sentence that opens with never/always/don't (after a lead-in);
+# longer is a paste.
+LONG_PROSE_MAX_CHARS = 2_400
 # A prompt longer than this is not scanned at all (a pasted log or file): the code-block
 # stripping alone would cost the prompt hook time for nothing.
 SCAN_MAX_CHARS = 20_000
@@ -677,8 +683,18 @@ def user_signals(prompt: str) -> list[Signal]:
     if len(prompt) > SCAN_MAX_CHARS:
         return []
     text = prose(strip_injected(prompt).replace("\u2019", "'")).strip()
-    if not text or len(text) > PROSE_MAX_CHARS:
+    if not text or len(text) > LONG_PROSE_MAX_CHARS:
         return []
+    if len(text) > PROSE_MAX_CHARS:
+        return [s for s in _signals(text) if s.kind == "rule" and _PLAIN_RULE.match(s.text)]
+    return _signals(text)
+
+
+# The plainest rule: "Never …", "Always …", "Don't …" (what a long task's rule must be).
+_PLAIN_RULE = LazyPattern(r"^(?:never|always|don'?t|do\s+not)\s", re.IGNORECASE)
+
+
+def _signals(text: str) -> list[Signal]:
     # Private spans and secrets go before the text is cut in sentences: a span may cross a
     # sentence, and the redaction keeps the full stop after a secret ("password=x. Never …").
     text = sanitize(text)
@@ -716,6 +732,9 @@ def user_signals(prompt: str) -> list[Signal]:
             trait = _TRAIT_SAID.search(sentence)
             if trait:  # "please not RdYlGn, I'm red-green colourblind, those maps are …"
                 out.append(Signal("identity", f"The user is {trait.group('t')}.", line))
+                # What follows in the sentence is what the trait means to them ("…, and names
+                # like sel_hdl are painful for me to read"), not a rule of its own.
+                continue
             last: Signal | None = stopped
             stopped_before, stopped = stopped, None
             for clause in clauses(sentence):
