@@ -112,6 +112,17 @@ def set_config(state: Path, text: str) -> None:
          [("rule", "Always run mypy before committing.")]),
         ("I prefer terse answers", [("identity", "The user prefers terse answers.")]),
         ("I'm Dana, backend", [("identity", "The user is Dana, backend.")]),
+        # blind14: "close, but" corrects; an error body is no error report; "stop with X";
+        # a switch said as done by "i", into "the shared" tool, after the one it replaces.
+        ("close, but the convention here is every error body is {error: {code, message}} "
+         "with a SCREAMING_SNAKE code.",
+         [("rule", "The convention here is every error body is {error: {code, message}} with a "
+                   "SCREAMING_SNAKE code.")]),
+        ("ahh can we stop with pandas, polars only please. pandas eats all the ram",
+         [("correction", "Can we stop with pandas, polars only.")]),
+        ("big one: sqlite is gone as of today, i moved everything into the shared postgres "
+         "under a touts schema.",
+         [("correction", "Use postgres instead of sqlite under a touts schema.")]),
         # A trait said in passing is about the person; what it means to them is no rule of its
         # own (blind14 kept "I'm dyslexic, and names like sel_hdl …" as a rule too).
         ("heads up i'm dyslexic, and names like sel_hdl are painful for me to read. always "

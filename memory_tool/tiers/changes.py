@@ -71,9 +71,13 @@ for _group in ALTERNATIVES:
 # or as done. Anchored at the clause's start: "should we switch", "maybe switch", "what if we
 # switched", "if we move to" never match.
 _SWITCH_SAID = LazyPattern(
-    r"""^(?:let'?s\s+|we(?:'ve|\s+have)?\s+)?
-        (?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed))\s+(?:over\s+)?(?:everything\s+)?
-        (?:from\s+`?(?P<old>[\w.\-/]+)`?\s+)?to\s+`?(?P<new>[\w.\-/]+)`?
+    r"""^(?:let'?s\s+|(?:we|i)(?:'ve|\s+have)?\s+)?
+        (?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed))\s+(?:over\s+)?
+        (?:(?:everything|it\s+all|all\s+of\s+it|the\s+data)\s+)?
+        (?:from\s+`?(?P<old>[\w.\-/]+)`?\s+)?(?:to|into|onto)\s+
+        # "i moved everything into the shared postgres": the tool, not its article
+        (?:(?:the|our|a|an)\s+(?=(?:shared|new|managed|hosted|central|main|company)\s))?
+        (?:(?:shared|new|managed|hosted|central|main|company)\s+)?`?(?P<new>[\w.\-/]+)`?
         (?P<rest>(?:[\s,;:].*)?)$""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -410,6 +414,17 @@ def _switch_setting(clause: str) -> tuple[str, str] | None:
     return "switch", f"{what} switched to {value}."
 
 
+def _instead_of(text: str, before: str) -> str:
+    """"Use postgres …" with " instead of sqlite" when ``before`` names a tool it stands in
+    for (``ALTERNATIVES``)."""
+    m = re.match(r"Use (\S+)", text)
+    if not m:
+        return text
+    mates = ALTERNATIVE_OF.get(m.group(1).lower(), frozenset()) - {m.group(1).lower()}
+    old = next((w for w in re.findall(r"[\w.\-]+", before) if w.lower() in mates), "")
+    return f"{text[: m.end()]} instead of {old}{text[m.end() :]}" if old else text
+
+
 def change_said(clause: str) -> tuple[str, str] | None:
     """(kind, text) for a switch or a change said plainly in ``clause``: "correction" (a switch
     between tools, kept as "Use X instead of Y …"), "change" (a fact that changed), "heuristic"
@@ -427,6 +442,10 @@ def change_said(clause: str) -> tuple[str, str] | None:
         head, _, last = clause.rpartition(", ")
         if not _CONDITION.search(head):
             said = _switch(last) or _switch_setting(last)
+            if said and said[0] == "correction" and " instead of " not in said[1]:
+                # "sqlite is gone as of today, i moved everything into the shared postgres":
+                # the tool it replaces, named before.
+                said = ("correction", _instead_of(said[1], head))
     if said is None and ", " in clause:
         # "switching the logging to weights & biases, the group pays for a team account now":
         # the switch, then why.

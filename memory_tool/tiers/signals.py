@@ -173,13 +173,15 @@ _WS = re.compile(r"\s+")
 _LEAD_IN = LazyPattern(
     r"""^(?:
         (?P<no>(?:no+|nope|nah|wrong|not\ like\ that|that'?s\ (?:wrong|not\ right)|not\ quite)
-            (?=\s*[,:;.!\-\u2013\u2014])|(?:nah|nope)(?=\s))
+            (?=\s*[,:;.!\-\u2013\u2014])|(?:nah|nope)(?=\s)
+            # "close, but the convention here is …": almost right, so a correction follows.
+            |(?:close|almost|nearly)(?=\s*,\s*but\b))
       | (?P<remember>remember(?:\ that)?|note(?:\ that)?|important|fyi|for\ the\ record
             |keep\ in\ mind(?:\ that)?|bear\ in\ mind(?:\ that)?|for\ future\ reference
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
             |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
-      | ugh|argh|meh|sigh|hej|hiya|yo
+      | ugh|argh|meh|sigh|hej|hiya|yo|a+h+
       | fwiw|tbh|imo|honestly|to\ be\ honest
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
@@ -561,7 +563,8 @@ _NOT_X_Y = LazyPattern(
 )
 # "can we stop using ObservableObject.": an order said as a question, without its "?".
 _STOP_DOING = LazyPattern(
-    r"^(?:can|could)\s+(?:we|you)\s+(?:please\s+)?(?:stop|quit)\s+\w+ing\b[^?]*$", re.IGNORECASE
+    r"^(?:can|could)\s+(?:we|you)\s+(?:please\s+)?(?:stop|quit)\s+(?:\w+ing|with)\b[^?]*$",
+    re.IGNORECASE,
 )
 _USE_INSTEAD = LazyPattern(r"^(?:use|switch\s+to|go\s+with|move\s+to)\b", re.IGNORECASE)
 # "X, not Y" said after a "no"/"wrong": with a name from code it corrects how things are done.

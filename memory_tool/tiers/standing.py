@@ -75,7 +75,10 @@ REPORT = LazyPattern(
         |was|were|can(?!\s+you\s+(?:not|stop|quit)\b)|could(?!\s+you\s+(?:not|stop|quit)\b)
         |should|would|will|shall|am|have|has|any\s+idea|unrelated|different\s+thing|same)\b
       | \b(?:crash\w*|fail\w*|break\w*|broke|hang\w*|flak\w*|time[sd]?\s+out|stopped|doesn'?t\s+work
-        |isn'?t\s+working|won'?t\s+(?:start|build|compile|load|run)|can'?t|cannot|error|exception
+        |isn'?t\s+working|won'?t\s+(?:start|build|compile|load|run)|can'?t|cannot|exception
+        # "error" of a report, not the noun of a rule ("every error body is {error: …}").
+        |(?<!\{)(?<!\{")error(?!s?\s+(?:body|bodies|codes?|messages?|handl\w+|responses?|pages?|types?|shapes?
+          |formats?|envelopes?|classes?|boundar\w+))
         |getting|blocked|log\s+says)\b
       | \b(?:might|maybe|perhaps|would\s+be\s+nice|could|what'?s|whats|how\s+(?:do|can|should|would)
         |should\s+(?:i|we)|do\s+i|can\s+i|is\s+it|right\s+now|rn|today|tonight|this\s+(?:week|morning
