@@ -415,7 +415,7 @@ def _switch_setting(clause: str) -> tuple[str, str] | None:
 
 
 def _instead_of(text: str, before: str) -> str:
-    """"Use postgres …" with " instead of sqlite" when ``before`` names a tool it stands in
+    """ "Use postgres …" with " instead of sqlite" when ``before`` names a tool it stands in
     for (``ALTERNATIVES``)."""
     m = re.match(r"Use (\S+)", text)
     if not m:
