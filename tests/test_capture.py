@@ -123,6 +123,23 @@ def set_config(state: Path, text: str) -> None:
         ("big one: sqlite is gone as of today, i moved everything into the shared postgres "
          "under a touts schema.",
          [("correction", "Use postgres instead of sqlite under a touts schema.")]),
+        # blind13: a rule after what the project is; a preference after a preamble; "uh";
+        # "only in this repo"; a switch said as done, to something named.
+        ("nice. btw this is svelte 5, new components use Svelte 5 runes ($props, $state), not "
+         "export let or $: statements. the old syntax still compiles",
+         [("rule", "New components use Svelte 5 runes ($props, $state), not export let or $: "
+                   "statements.")]),
+        ("ok general thing, for both repos: when I ask how to do something, give me the "
+         "commands first and the explanation after.",
+         [("preference", "When I ask how to do something, give me the commands first and the "
+                         "explanation after.")]),
+        ("uh I'm red-green colorblind, so a red vs green difference tells me nothing",
+         [("identity", "The user is red-green colorblind.")]),
+        ("runes only in this repo pls. I keep saying it",
+         [("rule", "Runes only in this repo pls.")]),
+        ("we moved hosting to Cloudflare Pages yesterday, netlify's free plan ran out",
+         [("change", "Hosting switched to Cloudflare Pages.")]),
+        ("ok shipped, no more flash", []),
         # A trait said in passing is about the person; what it means to them is no rule of its
         # own (blind14 kept "I'm dyslexic, and names like sel_hdl …" as a rule too).
         ("heads up i'm dyslexic, and names like sel_hdl are painful for me to read. always "
@@ -893,6 +910,10 @@ def test_a_switch_to_anything_retires_the_fact_it_changes_and_is_otherwise_a_tas
     write_memory(folder, "project_saves.md",
                  "Saves are plain JSON files in user://saves/, one slot_N.json per slot.",
                  type_="project")  # fmt: skip
+    # blind13: the fact a switch changes was said as a rule.
+    write_memory(folder, "feedback_parser.md",
+                 "The parser is hand-written recursive descent in lib/parser.ml, just add to it.",
+                 type_="feedback")  # fmt: skip
     session(
         project,
         [
@@ -902,6 +923,8 @@ def test_a_switch_to_anything_retires_the_fact_it_changes_and_is_otherwise_a_tas
             ("user", "testers edit the save file in notepad lol. can we switch saves to "
                      "something binary? store_var or whatever"),
             ("assistant", "save_game.gd writes slot_N.sav with store_var now."),
+            ("user", "every new operator is 40 lines. switch the parser to menhir."),
+            ("assistant", "lib/parser.mly replaces lib/parser.ml."),
             ("user", "switch the tab to dark mode"),
             ("assistant", "Done."),
         ],
@@ -913,6 +936,11 @@ def test_a_switch_to_anything_retires_the_fact_it_changes_and_is_otherwise_a_tas
     old_loss = by_body["The loss is plain pixel-wise cross-entropy (nn.CrossEntropyLoss)."]
     old_saves = by_body["Saves are plain JSON files in user://saves/, one slot_N.json per slot."]
     assert old_loss.get("superseded_by") and old_saves.get("superseded_by")
+    old_parser = by_body[
+        "The parser is hand-written recursive descent in lib/parser.ml, just add to it."
+    ]
+    assert old_parser.get("superseded_by")
+    assert by_body["The parser switched to menhir."]["origin"] == "capture:change"
     assert not any("dark mode" in body for body in by_body)
     brief = wake(project)
     assert "dice + focal" in brief and "cross-entropy" not in brief and "JSON files" not in brief

@@ -759,11 +759,14 @@ def capture_one(
     fact stays forgotten when Claude repeats it, and comes back when the person says it again
     (from the same source line it is never handled twice: the ledger)."""
     project = state["project"]
+    switched: Entry | None = None
     if signal == "switch":
         # "switch the loss to dice + focal": a task ("switch the tab to dark mode"), unless
-        # memory holds a fact it changes ("The loss is plain cross-entropy …"): then it is
-        # that fact changed, and retires it.
-        if find_replaced(idx, text, project, FACT_TYPES) is None:
+        # memory holds what it changes ("The loss is plain cross-entropy …", or said as a rule:
+        # "The parser is hand-written recursive descent in lib/parser.ml, just add to it"):
+        # then it is that fact changed, and retires it.
+        switched = find_replaced(idx, text, project, REPLACEABLE_TYPES)
+        if switched is None:
             return Captured(signal, text, "skipped")
         signal = "change"
     # When memory-tool first saw the session, by the clock file times use (a transcript's
@@ -785,7 +788,7 @@ def capture_one(
     if any(same_fact(text, known) for known in memory_md_lines(state["cwd"])):
         return Captured(signal, text, "repeat")  # Claude noted it in MEMORY.md itself
     types = FACT_TYPES if signal == "change" else REPLACEABLE_TYPES
-    older = find_replaced(idx, text, project, types) if signal in REPLACING else None
+    older = switched or (find_replaced(idx, text, project, types) if signal in REPLACING else None)
     done = _write(idx, signal, text, line, state, day.isoformat())
     if older is not None and done.verdict == "written" and done.entry is not None:
         from ..store.lifecycle import supersede

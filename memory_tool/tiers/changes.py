@@ -372,6 +372,8 @@ def _swap(clause: str) -> tuple[str, str] | None:
     return "correction", f"Use {m.group('new')} instead of {m.group('old')} {why}."
 
 
+# A value with a name of its own: "Cloudflare Pages", "Fly.io".
+_NAMED_VALUE = LazyPattern(r"^(?:the\s+)?[A-Z][\w.\-]+")
 # A place in the code, not a value: "move the constants to the top of the file".
 _A_PLACE = LazyPattern(
     r"^(?:the\s+)?(?:top|bottom|end|start|beginning|left|right|front|back|middle|next|previous"
@@ -408,6 +410,10 @@ def _switch_setting(clause: str) -> tuple[str, str] | None:
         and bool(_SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value)
     )
     if exact and not (m.group("ask") or m.group("question")):
+        return "change", f"{what} switched to {value}."
+    done = re.match(r"we(?:'ve|\s+have)?\s+(?:switched|moved|migrated)\b", s, re.IGNORECASE)
+    if done and _NAMED_VALUE.search(value) and not _A_PLACE.match(value):
+        # "we moved hosting to Cloudflare Pages yesterday": said as done, to something named.
         return "change", f"{what} switched to {value}."
     if _A_PLACE.match(value) or _FILE_LIKE.search(value):
         return None  # a refactoring: "move the enums to enums.py", "… to the top of the file"

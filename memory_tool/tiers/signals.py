@@ -181,7 +181,7 @@ _LEAD_IN = LazyPattern(
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
             |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
-      | ugh|argh|meh|sigh|hej|hiya|yo|a+h+
+      | ugh|argh|meh|sigh|hej|hiya|yo|a+h+|uh+|um+|erm
       | fwiw|tbh|imo|honestly|to\ be\ honest
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
@@ -234,7 +234,8 @@ SAID_BEFORE = LazyPattern(
         |you\s+know\s+(?:this|that)|for\s+the\s+(?:second|third|fourth|fifth|\w+th|last|hundredth)\s+time
         |i\s+(?:said|mentioned|told\s+you)\s+(?:it|this|that)?[^,;:.\-\u2013\u2014]*?
           (?:\s+and\s+i'?ll\s+say\s+it\s+again)?
-        |i'?ll\s+keep\s+(?:banging\s+on|saying\s+it|going\s+on)(?:\s+about\s+it)?)
+        |i'?(?:ll\s+)?keep\s+(?:banging\s+on|saying\s+(?:it|this|that)|going\s+on)
+          (?:\s+about\s+it)?)
         (?=\s*(?:[,;:.]|\s[-\u2013\u2014]\s|$))""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -461,6 +462,9 @@ _PREFERENCE = LazyPattern(
         (?:your\s+|the\s+|my\s+)?(?:answers|replies|responses)
       | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question
         |end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap))
+      # "when I ask how to do something, give me the commands first and the explanation after"
+      | (?:when\s+[iI]\s+ask\b[^,]{0,60},\s*)?(?:always\s+)?(?:give|show)\s+me\s+(?:the\s+)?
+        [\w\-]+(?:\s+[\w\-]+)?\s+(?:first|up\s*front|at\s+the\s+top)
       # "don't put a 'next steps' list at the end of every answer": what every answer lacks.
       | (?:don't|dont|do\s+not|never|no)\s+(?:[\w\-'"]+\s+){0,5}?
         (?:at\s+the\s+(?:end|start|top|bottom)\s+of|in|to|after|before)\s+
@@ -545,6 +549,8 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
         return rest, ""
     if bare.rstrip().endswith("?") and _POLITE_RULE.match(bare):
         return rest, ""  # "one small request, if I may: could every column …?"
+    if _preference(bare):
+        return rest, ""  # "ok general thing, for both repos: … give me the commands first …"
     return sentence, ""
 
 
@@ -681,6 +687,28 @@ def _after_so(clause: str, fact: str) -> tuple[str, str]:
     return (kind, fact) if kind in ("rule", "correction") else ("", fact)
 
 
+# Words before a comma that only set the scene for a rule after it: "this is svelte 5, new
+# components use runes, not export let" (at most this many; not a condition).
+ASIDE_MAX_WORDS = 5
+
+
+def _after_aside(clause: str, fact: str) -> tuple[str, str]:
+    """("rule", the rule) for a standing rule after a short aside and a comma; else
+    ("", fact)."""
+    head, sep, tail = clause.partition(", ")
+    if not sep or len(head.split()) > ASIDE_MAX_WORDS or not _SETS_THE_SCENE.match(head):
+        return "", fact
+    tail, _ = strip_lead_in(tail)
+    return ("rule", tidy(tail)) if _standing(tail) else ("", fact)
+
+
+# "this is svelte 5", "it's a monorepo", "we're on node 22": what the project is (not "ok
+# shipped", a report, nor "add POST /v1/refunds", a task).
+_SETS_THE_SCENE = LazyPattern(
+    r"^(?:this|it)(?:\s+is|'s)\s+(?!\w+ed\b)|^(?:we'?re|we\s+are)\s+(?:on|using)\s", re.IGNORECASE
+)
+
+
 def user_signals(prompt: str) -> list[Signal]:
     """The rules, corrections and statements about themselves in what the person typed."""
     if len(prompt) > SCAN_MAX_CHARS:
@@ -752,6 +780,8 @@ def _signals(text: str) -> list[Signal]:
                 fact = tidy(clause)
                 if not kind:
                     kind, fact = _after_so(clause, fact)
+                if not kind:
+                    kind, fact = _after_aside(clause, fact)
                 elif kind == "heuristic":
                     # "it's GLS now instead of DHL, and GLS comes at 12:45, so the same-day
                     # cutoff is 12:00 from now on": a hint, then what it means for good.

@@ -45,6 +45,7 @@ _FOR_GOOD = LazyPattern(
         |for\s+future\s+reference|as\s+a\s+(?:general\s+)?rule|rule\s+of\s+thumb
         |under\s+no\s+circumstances?|at\s+all\s+times|without\s+exception
         |nowhere\s+else|off[\s-]limits|only\s+(?:through|via)|in\s+(?:the\s+)?future,
+        |only\s+in\s+this\s+(?:repo|repository|project|codebase)
         |(?:is|are)\s+(?:banned|forbidden|not\s+allowed|deprecated)
         |(?:the|our)\s+(?:convention|policy|rule|house\s+style|style\s*guide|standard)\s+
           (?:here\s+|in\s+this\s+\w+\s+)?(?:is|says|:))""",
@@ -107,6 +108,13 @@ _KIND_GOES = LazyPattern(
         (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)
       | ^(?:all\s+|our\s+)?(?!the\b|this\b|that\b|it\b|everything\b|nothing\b)
         (?:[\w.\-/`]+\s+){0,2}[\w.\-`]+\s+(?:goes|lives|belongs)\s+(?:through|via|in|under)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# What every new thing of a kind uses, against what it does not: "new components use Svelte 5
+# runes, not export let", "all endpoints use zod, never joi".
+_KIND_USES = LazyPattern(
+    r"""^(?:new|all|every|each)\s+(?:[\w\-]+\s+){0,2}[\w\-]+\s+(?:use|uses)\s+.+?,?\s+
+        (?:not|never)\s+\S""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A decision said by the person: "we've decided to go with postgres for the queue", "let's go
@@ -209,6 +217,8 @@ def standing(clause: str) -> bool:
     if _FOR_GOOD.search(s) or _DECIDED.match(s) or _WE_DO.match(s) or _SURE_EVERY.match(s):
         return True
     if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
+        return True
+    if _KIND_USES.match(s):
         return True
     if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
         return True
