@@ -98,6 +98,16 @@ def test_three_words_of_the_fact_and_how_words_are_the_fact_in_brief(project: Pa
     assert "test-fast" not in brief_text(project)
 
 
+def test_five_words_of_the_fact_beside_words_of_its_own_are_the_fact_in_brief(
+    project: Path,
+) -> None:
+    # blind13: "vitest run - one-shot unit tests, pnpm test waits forever" for "Run the unit
+    # tests with pnpm vitest run; plain pnpm test starts vitest in watch mode …": six of its
+    # nine words are the fact's, and L2 gave the rule again in 21 requests.
+    claude_rule(project, hook="make test-fast since docker, waits forever")
+    assert "test-fast" not in brief_text(project)
+
+
 def test_an_index_line_with_words_of_its_own_is_a_label(project: Path) -> None:
     claude_rule(project, hook="how to run the fast tests locally")
     assert RULE in brief_text(project)

@@ -195,6 +195,12 @@ INDEX_STATES_MIN_WORDS = 3
 # share of them in the fact's first sentence.
 INDEX_BRIEF_MIN_WORDS = 4
 INDEX_BRIEF_SHARE = 0.8
+# Or at least this many of its words are the fact's: a line that says the fact in brief with a
+# few words of its own ("vitest run - one-shot unit tests, pnpm test waits forever" for "Run the
+# unit tests with pnpm vitest run; plain pnpm test starts vitest in watch mode and never exits
+# here": two held-out weeks put both into 21 requests). A label shares fewer ("How to run the
+# unit tests": three).
+INDEX_BRIEF_ENOUGH_WORDS = 5
 # Words of a brief that say how, not what ("use --exclude cluster, no epmd here").
 _BRIEF_LIGHT_WORDS = frozenset(
     "use uses using here there also just only always never please".split()
@@ -224,6 +230,8 @@ def stated_by_index(e: Entry, hooks: dict[str, str]) -> bool:
     # Another form of a word is the word: "compiles" for "compile", "min" for "minutes".
     long_words = [f for f in words if len(f) > 2]
     found = sum(1 for w in brief if any(f.startswith(w) or w.startswith(f) for f in long_words))
+    if found >= INDEX_BRIEF_ENOUGH_WORDS:
+        return True
     if len(brief) >= INDEX_BRIEF_MIN_WORDS:
         return found >= INDEX_BRIEF_SHARE * len(brief)
     # Three words, all the fact's ("use --exclude cluster, no epmd here").
