@@ -25,6 +25,7 @@ import re
 from ..base.privacy import LazyPattern, sanitize, strip_injected
 from ..base.record import record
 from .changes import ONE_OFF, PREAMBLE_MAX_WORDS, change_said
+from .person import TRAIT_SAID, identity, preference
 from .standing import IMPERATIVE as _IMPERATIVE
 from .standing import REPORT as _REPORT
 from .standing import STANDING_ORDER as _STANDING_ORDER
@@ -314,173 +315,6 @@ _THIS_PLACE = re.compile(
     re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IGNORECASE)
-# Statements about the person: how they like to work, who they are.
-# How the person sees, hears or reads, which every answer and anything visual must allow for:
-# "I'm red-green colourblind" (blind11: said mid-sentence, in passing, and lost).
-_TRAIT = r"(?:[\w\-]+[- ])?colou?r[- ]?blind|dyslexic|deaf|hard\s+of\s+hearing|visually\s+impaired"
-_TRAIT_SAID = LazyPattern(
-    r"(?:^|[,;:]\s*|\s-\s|\s+and\s+)(?:i'?m|i\s+am)\s+(?P<t>" + _TRAIT + r")\b", re.IGNORECASE
-)
-_IDENTITY = LazyPattern(
-    r"""^(?:
-        (?P<prefer>i\s+(?:always\s+|really\s+|generally\s+)?prefer)\s+(?P<p>.+)
-      | i'?d\s+rather\s+(?P<r>.+)
-      | my\s+name\s+is\s+(?P<n>.+)
-      | call\s+me\s+(?P<c>[A-Z]\w+.*)
-      | i\s+(?:mostly\s+|mainly\s+|usually\s+)?work\s+
-        (?P<w>(?:as|at|for|in)\s+.+|on\s+the\s+.+\s+team\b.*)
-      | i\s+(?P<lv2>lead|run|manage|own)\s+(?P<ld>the\s+(?:.+\s+)?(?:team|group|squad)\b.*)
-      | i\s+(?:really\s+|much\s+)?(?P<lv>like|want|need)\s+(?P<l>(?:my\s+|your\s+)?
-        (?:answers|replies|responses|explanations|summaries)\s+
-        (?:as|in|to\s+be|kept|that|with|without)\b.+)
-      | (?:i'?m|i\s+am)\s+
-        (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
-          |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new)\s+\w.+)
-          |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?
-          |(?:"""
-    + _TRAIT
-    + r"""))
-    )$""",
-    re.VERBOSE,
-)
-_I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
-            "my name", "call me", "i work", "i mostly work", "i mainly work", "i usually work",
-            "i like", "i really like", "i want", "i need", "i lead", "i run", "i manage",
-            "i own", "i'm", "i am")  # fmt: skip
-# A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
-# comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
-# as one ("The user is Dana and works on the payments backend.").
-_ME_CLAUSE = LazyPattern(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:i(?:'m|'d)?|my)\b)", re.IGNORECASE)
-# What a later clause may say about the person besides what opens a statement: "…, I work on
-# the payments backend" (alone, "I work on the parser" is more likely today's task).
-_WORK_ON = LazyPattern(
-    r"^i\s+(?:mostly\s+|mainly\s+|usually\s+)?"
-    r"(?P<v>work\s+on|do(?=\s+(?:mostly|mainly|most\s+of|all\s+of|the)\b))\s+(?P<o>\S.+)$",
-    re.IGNORECASE,
-)
-# The first person left in a statement about the person: never stored (the measure of a week
-# of use: "The user is Dana, I work on the payments backend." reads as two speakers).
-_FIRST_PERSON = LazyPattern(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b", re.IGNORECASE)
-
-
-def _predicate(clause: str, first: bool) -> tuple[str, str]:
-    """(what kind of statement, what it says of the user in the third person: "is Dana",
-    "prefers terse answers") for one clause about the person, or ("", "")."""
-    s = clause.strip().rstrip(".!,;")
-    if not first:
-        m = _WORK_ON.match(s)
-        if m:
-            # "I'm Kasia, I do mostly the backend here": "does mostly the backend here".
-            verb = "works on" if m.group("v").lower() != "do" else "does"
-            return "work", f"{verb} {m.group('o')}"
-    if not s.lower().startswith(_I_HINTS):
-        return "", ""
-    m = _IDENTITY.match(s[0].lower() + s[1:])
-    if not m:
-        return "", ""
-    if m.group("p"):
-        return "prefer", f"prefers {m.group('p')}"
-    if m.group("r"):
-        return "rather", f"would rather {m.group('r')}"
-    if m.group("n"):
-        return "name", f"is named {m.group('n')}"
-    if m.group("c"):
-        return "call", f"goes by {m.group('c')}"
-    if m.group("w"):
-        return "work", f"works {m.group('w')}"
-    if m.group("ld"):
-        return "work", f"{m.group('lv2')}s {m.group('ld')}"
-    if m.group("l"):
-        # "I like answers as bullet points": how they want to be answered, in every project.
-        return "prefer", f"{m.group('lv')}s {m.group('l')}"
-    rest = m.group("a")
-    if not rest or rest.split()[0].lower() in ("i", "not", "sure", "done", "going", "trying"):
-        return "", ""
-    if rest[0].isupper() and rest.split()[0].endswith("ing"):
-        return "", ""
-    return "is", f"is {rest}"
-
-
-# "Rosa here." on its own: the person says who they are.
-_NAME_HERE = LazyPattern(r"^(?P<n>[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here[.!]?$")
-
-
-def _identity(sentence: str) -> str:
-    """The person's statement about themselves, in the third person ("The user prefers terse
-    answers.", "The user is Dana and works on the payments backend."), or "". A later clause
-    that says something else ("I'm Dana, I need the logs") is left out, and a statement that
-    would keep a first-person word is not one: never "The user is Dana, I work on …"."""
-    named = _NAME_HERE.match(sentence.strip())
-    if named:
-        return f"The user's name is {named.group('n')}."
-    s = sentence.strip().rstrip(".!")
-    if not s.lower().startswith(_I_HINTS) or s.endswith("?"):
-        return ""
-    parts = [p for p in _ME_CLAUSE.split(s) if p.strip()]
-    said: list[tuple[str, str]] = []
-    for n, part in enumerate(parts):
-        kind, pred = _predicate(part, first=n == 0)
-        if not pred:
-            break
-        said.append((kind, pred))
-    if not said:
-        return ""
-    if len(said) == 1 and said[0][0] == "name":
-        text = "The user's name is " + said[0][1].removeprefix("is named ")
-    else:
-        preds = [pred for _, pred in said]
-        text = "The user " + (
-            preds[0] if len(preds) == 1 else ", ".join(preds[:-1]) + " and " + preds[-1]
-        )
-    me = _FIRST_PERSON.search(text)
-    if me:
-        # "The user is Dana, as I said": the part before the first person, if it says anything.
-        text = text[: me.start()].rsplit(",", 1)[0].strip() if "," in text[: me.start()] else ""
-        if len(text.split()) < MIN_RULE_WORDS:
-            return ""
-    return text
-
-
-# How the person wants to be answered, in any project: "Keep answers terse.", "Be concise.",
-# "Answer in German.", "No emojis.". Only words about Claude's answers: "keep the responses
-# small" may be an API's, so "responses" counts only as "your responses"; and only answers in
-# the plural: "make the answer shorter" is about the answer just given. Matched on the clause
-# with its first letter lowered, so "in German" keeps its capital.
-_PREFERENCE = LazyPattern(
-    r"""^(?:always\s+|please\s+|pls\s+)?(?:dont\s+end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap)|
-        (?:keep\s+(?:your\s+|the\s+|all\s+|my\s+)?|make\s+(?:your\s+|all\s+)?)
-          (?:answers|replies|explanations|your\s+(?:responses|explanations|summaries|messages))\s+
-          (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple|plain)
-      | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
-      | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me|explain\s+(?:things\s+)?)\s*
-          (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|simply|in\s+bullet\s+points
-            |in\s+(?:plain|simple)\s+(?:english|language|words|terms))
-      | (?:use|stick\s+to)\s+(?:plain|simple)\s+(?:english|language|words)(?=\s*[.!]?$)
-      | (?:no|skip\s+the|drop\s+the|without)\s+
-          (?:preambles?|emojis?|apologies|pleasantries|idioms|jargon|slang)
-      | (?:no|skip\s+the|drop\s+the|without|avoid)\s+(?:[\w\-]+\s+){1,3}?in\s+
-        (?:your\s+|the\s+|my\s+)?(?:answers|replies|responses)
-      | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question
-        |end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap))
-      # "when I ask how to do something, give me the commands first and the explanation after"
-      | (?:when\s+[iI]\s+ask\b[^,]{0,60},\s*)?(?:always\s+)?(?:give|show)\s+me\s+(?:the\s+)?
-        [\w\-]+(?:\s+[\w\-]+)?\s+(?:first|up\s*front|at\s+the\s+top)
-      # "don't put a 'next steps' list at the end of every answer": what every answer lacks.
-      | (?:don't|dont|do\s+not|never|no)\s+(?:[\w\-'"]+\s+){0,5}?
-        (?:at\s+the\s+(?:end|start|top|bottom)\s+of|in|to|after|before)\s+
-        (?:every|each|all|all\s+of\s+your|your|my)\s+(?:answers?|replies|reply|responses?)
-    )\b""",
-    re.VERBOSE,
-)
-
-
-def _preference(clause: str) -> bool:
-    """Whether ``clause`` says how the person wants to be answered (a preference of theirs,
-    for every project), not how this project's work is done."""
-    s = clause.strip()
-    if not s or s.endswith("?") or ONE_OFF.search(s):
-        return False
-    return bool(_PREFERENCE.match(s[0].lower() + s[1:]))
 
 
 # A preamble before a colon that says a rule or a preference comes: "one thing I want to get
@@ -549,7 +383,7 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
         return rest, ""
     if bare.rstrip().endswith("?") and _POLITE_RULE.match(bare):
         return rest, ""  # "one small request, if I may: could every column …?"
-    if _preference(bare):
+    if preference(bare):
         return rest, ""  # "ok general thing, for both repos: … give me the commands first …"
     return sentence, ""
 
@@ -681,7 +515,7 @@ def _after_so(clause: str, fact: str) -> tuple[str, str]:
         return "change", tidy(said[1])
     if _SO_THAT.match(after):
         return "", fact
-    if _preference(after):
+    if preference(after):
         return "preference", tidy(after)
     kind = _user_kind(after, lead)
     return (kind, fact) if kind in ("rule", "correction") else ("", fact)
@@ -756,11 +590,11 @@ def _signals(text: str) -> list[Signal]:
                 # "house style: …": said to be a rule.
                 out.append(Signal(labelled, tidy(sentence), line))
                 continue
-            who = _identity(sentence)
+            who = identity(sentence)
             if who:
                 out.append(Signal("identity", tidy(who), line))
                 continue
-            trait = _TRAIT_SAID.search(sentence)
+            trait = TRAIT_SAID.search(sentence)
             if trait:  # "please not RdYlGn, I'm red-green colourblind, those maps are …"
                 out.append(Signal("identity", f"The user is {trait.group('t')}.", line))
                 # What follows in the sentence is what the trait means to them ("…, and names
@@ -776,7 +610,7 @@ def _signals(text: str) -> list[Signal]:
                 if SAID_BEFORE.search(clause) and len(said_before.split()) >= MIN_RULE_WORDS:
                     clause, more = strip_lead_in(said_before)
                     more |= {"no"}  # said again: Claude did otherwise, as after a "no"
-                kind = "preference" if _preference(clause) else _user_kind(clause, lead | more)
+                kind = "preference" if preference(clause) else _user_kind(clause, lead | more)
                 fact = tidy(clause)
                 if not kind:
                     kind, fact = _after_so(clause, fact)
