@@ -466,6 +466,9 @@ def test_every_redaction_kind_has_hints() -> None:
         # blind12: "pw" said in prose reached a cold summary, the hot file and a later request.
         ("if u need the db the staging user is claims_rw, pw Quillfeather-2231",
          "Quillfeather-2231"),
+        # blind15: a radio's binding phrase reached a cold summary and the hot file.
+        ("the elrs binding phrase is copper-heron-77 if you need to rebind the rx",
+         "copper-heron-77"),
     ],
 )  # fmt: skip
 def test_a_password_said_in_prose_is_redacted(text: str, secret: str) -> None:

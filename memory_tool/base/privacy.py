@@ -200,12 +200,13 @@ _ASSIGN_COLON_BARE = LazyPattern(
 # is hunter2". Only a value with a letter and a digit, six characters at least, counts: "password
 # reset", "password length 12" and "password hashing with bcrypt" stay as they are. "pw" and
 # "pwd" count in prose ("the staging user is claims_rw, pw Quillfeather-2231"; blind12), not as
-# a key (`PWD=/home/me` is the working directory). Up to four
-# words may say whose it is ("the app-specific password for the studio apple id is …"), and an
-# app password in its own form (four groups of four letters: hkqz-wtrp-mvne-gxla) counts without
-# a digit.
+# a key (`PWD=/home/me` is the working directory); so does a binding, seed or recovery phrase
+# ("the elrs binding phrase is copper-heron-77"; blind15). Up to four words may say whose it is
+# ("the app-specific password for the studio apple id is …"), and an app password in its own
+# form (four groups of four letters: hkqz-wtrp-mvne-gxla) counts without a digit.
 _PROSE_PASSWORD = LazyPattern(
-    r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode|pwd?))(?![\w-])
+    r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode|pwd?
+        |(?:binding|seed|recovery|secret|pass)[ \t]+phrase))(?![\w-])
         (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?(?=[ \t]+(?:is|was)\b))?
         (?:[ \t]+(?:is|was))?[ \t]*[,:]?[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[^\s'"`]{6,}
@@ -293,7 +294,7 @@ _TRAILING_CODE_PUNCT = LazyPattern(r"[.!?,;)\]}]+$")
 
 def _kind_for(keyword: str) -> str:
     kw = keyword.lower()
-    if kw.startswith("pass") or kw in ("pw", "pwd"):
+    if kw.startswith("pass") or kw in ("pw", "pwd") or kw.endswith("phrase"):
         return "password"
     if kw == "token":
         return "token"
@@ -467,7 +468,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "bearer_token": ("authorization", "bearer"),
     "basic_auth": ("authorization",),
     "aws_secret_key": ("secret",),
-    "assignment": ("pass", "pw", "secret", "token", "key"),
+    "assignment": ("pass", "pw", "phrase", "secret", "token", "key"),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),
     # A password word holds one of its symbols ("?" left out: most questions would compile it
