@@ -498,6 +498,9 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "key-1ef1833663ab1cb59ec4a43a13bd1fd3 - put it in the credentials",
          "1ef1833663ab1cb59ec4a43a13bd1fd3"),
         ("the signing key is 9f8e7d6c5b4a39281706f5e4", "9f8e7d6c5b4a39281706f5e4"),
+        # blind16: a UUID handed out as an API key.
+        ("move routing onto the GraphHopper API. key is 3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905, "
+         "put it wherever keys go", "3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905"),
         # No name next to it at all: a random word of capitals, small letters and digits.
         ("paste this in: Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5", "Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5"),
         # blind5: a password said a sentence after the word "password".

@@ -253,8 +253,20 @@ _PASSWORD_WORD = LazyPattern(
 _LONG_RANDOM_PART = LazyPattern(r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{16,}")
 
 
+# A UUID said as a key ("key is 3e9a71c4-0b5d-…"; blind16: an API key reached a captured
+# memory, the hot file and a cold summary): many services hand out UUIDs as keys.
+_UUID = LazyPattern(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE
+)
+
+
 def _prose_token(m: re.Match[str]) -> str:
-    if m.group("kw").lower() == "key" and not _LONG_RANDOM_PART.search(m.group("secret")):
+    value = _TRAILING_CODE_PUNCT.sub("", m.group("secret"))
+    if (
+        m.group("kw").lower() == "key"
+        and not _LONG_RANDOM_PART.search(value)
+        and not _UUID.match(value)
+    ):
         return m.group(0)
     return _assignment(bare=True)(m)
 
