@@ -140,6 +140,17 @@ def set_config(state: Path, text: str) -> None:
         ("we moved hosting to Cloudflare Pages yesterday, netlify's free plan ran out",
          [("change", "Hosting switched to Cloudflare Pages.")]),
         ("ok shipped, no more flash", []),
+        # blind15/16: a change with its old value; a setting bumped to a new value; a name
+        # from code said to be wrong, then what is right.
+        ("compliance changed it: quotes are valid for 14 days now, not 30. fix the template",
+         [("change", "Quotes are now valid for 14 days.")]),
+        ("bump the rate loop to 4 kHz and drive it off the data-ready interrupt",
+         [("change", "The rate loop is now 4 kHz.")]),
+        ("bump the font size to larger", []),
+        ("week() is wrong, reporting weeks are ISO weeks: isoweek() with isoyear().",
+         [("correction", "week() is wrong, reporting weeks are ISO weeks: isoweek() with "
+                         "isoyear().")]),
+        ("getUser() is wrong here, it returns null", []),
         # A trait said in passing is about the person; what it means to them is no rule of its
         # own (blind14 kept "I'm dyslexic, and names like sel_hdl …" as a rule too).
         ("heads up i'm dyslexic, and names like sel_hdl are painful for me to read. always "

@@ -156,8 +156,17 @@ _NOT_SO = LazyPattern(
 )
 # The value it had before, said after the change: "…, down from 8", "…, was 24".
 _OLD_VALUE = LazyPattern(
-    r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$",
+    r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$"
+    # "quotes are valid for 14 days now, not 30" (blind15)
+    r"|(?<=now),\s*not\s+[^,;]+$",
     re.IGNORECASE,
+)
+# With the old value said, a plain plural subject is enough: "quotes are valid for 14 days now".
+_PLURAL_NOW = LazyPattern(
+    r"""^(?P<subject>(?!(?:we|they|you|these|those|things|people)\b)[\w\-]+s
+          (?:\s+[\w\-]+s)?)\s+
+        (?P<verb>are)\s+(?P<prep>)(?P<value>[^,;]+?)\s+now$""",
+    re.IGNORECASE | re.VERBOSE,
 )
 # Words before a change that make it a condition or a question, not a fact.
 _CONDITION = LazyPattern(
@@ -239,7 +248,7 @@ def _change(clause: str) -> tuple[str, str] | None:
         value = to.group("value").strip()
         if len(value.split()) <= CHANGE_VALUE_MAX_WORDS and not ONE_OFF.search(s):
             return "change", _WS.sub(" ", f"{to.group('subject')} is now {value}.")
-    m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s)
+    m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s) or (was and _PLURAL_NOW.match(s))
     if not m and not hedge and "," in s:
         # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
         # last part, after words that set no condition on it ("if we ship, the bucket is …").
@@ -276,7 +285,10 @@ def _change(clause: str) -> tuple[str, str] | None:
 _SWITCH_SETTING = LazyPattern(
     r"""^(?P<ask>(?:can|could)\s+(?:we|you)\s+|pls\s+|please\s+)?
         (?:let'?s\s+|we(?:'ve|\s+have|'re|\s+are)?\s+)?
-        (?:switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing))\s+
+        (?:switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing)
+          # "bump the rate loop to 4 kHz": a setting given a new value (blind15)
+          |(?P<set>bump(?:ed|ing)?|rais(?:e|ed|ing)|lower(?:ed|ing)?|increas(?:e|ed|ing)
+            |decreas(?:e|ed|ing)|reduc(?:e|ed|ing)))\s+
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to
           |us|me|you)\b)
           [\w\-.]+(?:\s+(?!to\b|from\b|off\b|out\b|away\b)[\w\-.]+){0,3}?)\s+
@@ -372,6 +384,8 @@ def _swap(clause: str) -> tuple[str, str] | None:
     return "correction", f"Use {m.group('new')} instead of {m.group('old')} {why}."
 
 
+# A version alone: "5.80", "v2.3.1".
+_BARE_VERSION = LazyPattern(r"^v?\d+(?:\.\d+)*$", re.IGNORECASE)
 # A value with a name of its own: "Cloudflare Pages", "Fly.io".
 _NAMED_VALUE = LazyPattern(r"^(?:the\s+)?[A-Z][\w.\-]+")
 # A place in the code, not a value: "move the constants to the top of the file".
@@ -409,6 +423,12 @@ def _switch_setting(clause: str) -> tuple[str, str] | None:
         bool(_EXACT_VALUE.search(value))
         and bool(_SETUP_NOUN.search(what) or _EXACT_VALUE.search(value.split()[-1]) or "(" in value)
     )
+    if m.group("set"):
+        # "bump the rate loop to 4 kHz" is kept; "bump the aws provider to 5.80" is a version
+        # bump, out of date by the next one, and "bump the font size to larger" keeps nothing.
+        if exact and not _BARE_VERSION.match(value) and not m.group("question"):
+            return "change", f"{what} is now {value}."
+        return None
     if exact and not (m.group("ask") or m.group("question")):
         return "change", f"{what} switched to {value}."
     done = re.match(r"we(?:'ve|\s+have)?\s+(?:switched|moved|migrated)\b", s, re.IGNORECASE)

@@ -443,11 +443,23 @@ _POLITE_RULE = LazyPattern(
 )
 
 
+# "week() is wrong, reporting weeks are ISO weeks: isoweek() with isoyear()": a name from code
+# said to be wrong, then what is right (blind16).
+_CODE_IS_WRONG = LazyPattern(
+    r"^(?P<code>`[^`]+`|[\w.:$]+\(\)|\w+_\w+|\w*[a-z][A-Z]\w*)\s+is\s+(?:wrong|incorrect|not\s+right)"
+    r"\s*[,;:\-\u2013\u2014]\s*(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
+
+
 def _says_instead(fact: str, after_no: bool) -> bool:
     """Whether ``fact`` says what to use or do instead, in the shapes without a leading verb:
     "no X, use Y", "not X, Y", "can we stop using X", and after a "no"/"wrong": "steady_clock
     for anything timing", "raw tables are partitioned on reading_date, not ingestion time"."""
     if _NO_X_USE_Y.match(fact) or _NOT_X_Y.match(fact) or _STOP_DOING.match(fact):
+        return True
+    wrong = _CODE_IS_WRONG.match(fact)
+    if wrong and _CODE_WORD.search(wrong.group("rest")):
         return True
     if not after_no:
         return False
