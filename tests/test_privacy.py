@@ -498,6 +498,14 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "key-1ef1833663ab1cb59ec4a43a13bd1fd3 - put it in the credentials",
          "1ef1833663ab1cb59ec4a43a13bd1fd3"),
         ("the signing key is 9f8e7d6c5b4a39281706f5e4", "9f8e7d6c5b4a39281706f5e4"),
+        # blind17/18: a key that holds a colon, a login as "user / password", a licence serial
+        # named as in an environment.
+        ("my CDS key is 28417:4f1c2e9a-7b3d-4c6e-9a8f-1d2e3c4b5a69, goes in ~/.cdsapirc",
+         "4f1c2e9a-7b3d-4c6e-9a8f-1d2e3c4b5a69"),
+        ("staging site login for the e2e tests is admin / Blueberry-Cardigan-88, put it in ddev",
+         "Blueberry-Cardigan-88"),
+        ("game-ci needs the licence, UNITY_SERIAL is F3-7KQ2-9XPL-M4TD-8WRC-HN6V - a repo secret",
+         "F3-7KQ2-9XPL-M4TD-8WRC-HN6V"),
         # blind16: a UUID handed out as an API key.
         ("move routing onto the GraphHopper API. key is 3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905, "
          "put it wherever keys go", "3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905"),
@@ -539,6 +547,8 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "the price is $12.50 (VAT+20%)",
         "the password for the admin account is required",
         "see docs.example.com/Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5.html",
+        "the login page is /auth / signin2, the board serial is 0x1234",
+        "login is broken for admin / users page",
     ],
 )
 def test_names_hashes_and_ids_are_not_taken_for_tokens(text: str) -> None:

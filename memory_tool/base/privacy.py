@@ -218,11 +218,22 @@ _PROSE_PASSWORD = LazyPattern(
 # (not a bare "key": "the key for staging is k8s-staging-v2" names a cluster).
 # Up to four words may name what it is for; only a long value with a letter and a digit (16
 # characters at least) counts: "the token for CI is stored in vault" stays as it is.
+# A name from an environment may lead it ("UNITY_SERIAL is F3-7KQ2-…"), and a licence serial
+# counts (blind18); a value may hold a colon ("my CDS key is 28417:4f1c2e9a-…"; blind17).
 _PROSE_TOKEN = LazyPattern(
-    r"""(?<![\w-])(?P<key>(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key))(?![\w-])
+    r"""(?<![\w-])(?P<key>(?:[A-Za-z0-9]+_)*(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key
+          |serial|licen[cs]e[ \t_-]?key))(?![\w-])
         (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?)?
         [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
-        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.]{16,})""",
+        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.:]{16,})""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A login said as "user / password" ("staging site login for the e2e tests is admin /
+# Blueberry-Cardigan-88"; blind17): the password, with a letter and a digit.
+_PROSE_LOGIN = LazyPattern(
+    r"""(?<![\w-])(?:login|log-in|credentials?|creds)(?![\w-])(?:[ \t]+[\w.\-]+){0,6}?
+        [ \t]+(?:is|are|[:=])[ \t]+[\w.@\-]+[ \t]*/[ \t]*
+        (?P<secret>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])[^\s'"`,]{6,})""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -255,17 +266,21 @@ _LONG_RANDOM_PART = LazyPattern(r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Z
 
 # A UUID said as a key ("key is 3e9a71c4-0b5d-…"; blind16: an API key reached a captured
 # memory, the hot file and a cold summary): many services hand out UUIDs as keys.
-_UUID = LazyPattern(
-    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE
+_UUID_IN = LazyPattern(
+    r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f])",
+    re.IGNORECASE,
 )
+# A licence serial: five or more groups of 2-5 capitals and digits ("F3-7KQ2-9XPL-M4TD-8WRC").
+_SERIAL_GROUPS = LazyPattern(r"^[A-Z0-9]{2,5}(?:-[A-Z0-9]{2,5}){4,}$")
 
 
 def _prose_token(m: re.Match[str]) -> str:
     value = _TRAILING_CODE_PUNCT.sub("", m.group("secret"))
     if (
-        m.group("kw").lower() == "key"
+        m.group("kw").lower() in ("key", "serial")
         and not _LONG_RANDOM_PART.search(value)
-        and not _UUID.match(value)
+        and not _UUID_IN.search(value)
+        and not _SERIAL_GROUPS.match(value)
     ):
         return m.group(0)
     return _assignment(bare=True)(m)
@@ -457,6 +472,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
     ("assignment", _PROSE_TOKEN, _prose_token),
+    ("assignment", _PROSE_LOGIN, _group("password")),
     ("random", _RANDOM_WORD, _random_word),
     ("password", _PASSWORD_WORD, lambda m: "[REDACTED:secret]"),
 )
@@ -480,7 +496,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "bearer_token": ("authorization", "bearer"),
     "basic_auth": ("authorization",),
     "aws_secret_key": ("secret",),
-    "assignment": ("pass", "pw", "phrase", "secret", "token", "key"),
+    "assignment": ("pass", "pw", "phrase", "secret", "token", "key", "serial", "log", "cred"),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),
     # A password word holds one of its symbols ("?" left out: most questions would compile it
