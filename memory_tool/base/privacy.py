@@ -496,7 +496,20 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "bearer_token": ("authorization", "bearer"),
     "basic_auth": ("authorization",),
     "aws_secret_key": ("secret",),
-    "assignment": ("pass", "pw", "phrase", "secret", "token", "key", "serial", "log", "cred"),
+    # "login" and "log-in", not "log": most prompts about logging would compile every
+    # assignment pattern for nothing.
+    "assignment": (
+        "pass",
+        "pw",
+        "phrase",
+        "secret",
+        "token",
+        "key",
+        "serial",
+        "login",
+        "log-in",
+        "cred",
+    ),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),
     # A password word holds one of its symbols ("?" left out: most questions would compile it

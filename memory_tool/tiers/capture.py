@@ -57,15 +57,13 @@ from ..store.index import Index
 from .sameness import (
     CHANGED,
     HOW_WORDS,
-    LIGHT_WORDS,
-    SAME_WORD,
     choice,
     replaces,
-    rule_words,
     same_fact,
     same_measure_changed,
     same_rule,
     word_list,
+    word_parts,
 )
 from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, SAID_BEFORE, USER_KINDS
 
@@ -293,24 +291,12 @@ def find_same(idx: Index, text: str, project: str, since: float | None = None) -
 SAID_AGAIN_MIN_WORDS = 2
 
 
-def _word_parts(text: str) -> set[str]:
-    out = set()
-    for w in rule_words(text):
-        for part in re.split(r"[.\-]", w):
-            part = SAME_WORD.get(part, part)
-            if len(part) > 3 and part.endswith("s") and not part.endswith("ss"):
-                part = part[:-1]
-            if len(part) > 1 and part not in HOW_WORDS and part not in LIGHT_WORDS:
-                out.add(part)
-    return out
-
-
 def said_again(idx: Index, text: str, project: str) -> Entry | None:
     """The rule of ``project`` that ``text``, said as a reminder, repeats; or None."""
     from ..store.entry import is_live
     from ..store.search import search
 
-    mine = _word_parts(text)
+    mine = word_parts(text)
     hits = search(
         idx, text, limit=SAME_CANDIDATES, sessions=False, cold=False, fuzzy=False,
         home_project=project,
@@ -319,7 +305,7 @@ def said_again(idx: Index, text: str, project: str) -> Entry | None:
         e = hit.entry
         if e.type != "feedback" or e.project != project or e.forgotten or not is_live(e):
             continue
-        if len(mine & _word_parts(e.body or e.description)) >= SAID_AGAIN_MIN_WORDS:
+        if len(mine & word_parts(e.body or e.description)) >= SAID_AGAIN_MIN_WORDS:
             return e
     return None
 

@@ -268,15 +268,22 @@ LIGHT_WORDS = frozenset(
 SAME_WORD = {"outbound": "outgoing", "inbound": "incoming", "text": "string", "texts": "string"}
 
 
+def _normal(w: str) -> str:
+    """A word as rules are compared: the word it stands for, a plural's "s" off."""
+    w = SAME_WORD.get(w, w)
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
 def rule_words(text: str) -> set[str]:
     """A rule's key words, light words out, a plural's "s" off ("calls" is "call")."""
-    out = set()
-    for w in _key_words(text):
-        if w in LIGHT_WORDS:
-            continue
-        w = SAME_WORD.get(w, w)
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
+    return {_normal(w) for w in _key_words(text) if w not in LIGHT_WORDS}
+
+
+def word_parts(text: str) -> set[str]:
+    """A rule's key words with a name from code taken by its parts ("strings.csv" is
+    "string" and "csv")."""
+    parts = (_normal(p) for w in rule_words(text) for p in re.split(r"[.\-]", w))
+    return {p for p in parts if len(p) > 1 and p not in HOW_WORDS and p not in LIGHT_WORDS}
 
 
 def _core(text: str) -> str:
