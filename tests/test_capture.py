@@ -814,6 +814,14 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
          "Patients can cancel online up to 24h before the appointment, then they phone.", True),
         ("The upload limit is now 50 MB.", "Images are resized to 2 MB before upload.", False),
         ("The timeout is now 30s.", "Retries wait 10s between attempts.", False),
+        # blind17: a switch away from a name the old fact states, to one it does not.
+        ("Switch the processed output to one Zarr store per variable instead of the per-year "
+         "NetCDF files.", "Processed output is written as NetCDF, one file per variable per "
+         "year, named <var>_<model>_<year>.nc.", True),
+        ("Switch the processed output to one Zarr store per variable instead of the per-year "
+         "NetCDF files.", "Never commit NetCDF files to git.", False),
+        ("Switch the processed output to one Zarr store per variable instead of the per-year "
+         "NetCDF files.", "Processed output goes to /data/processed on the cluster.", False),
     ],
 )  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:

@@ -158,7 +158,7 @@ _NOT_SO = LazyPattern(
 _OLD_VALUE = LazyPattern(
     r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$"
     # "quotes are valid for 14 days now, not 30" (blind15)
-    r"|(?<=now),\s*not\s+[^,;]+$",
+    r"|(?<=now),\s*not\s+[^,;]+(?=$|,\s*and\s+(?P<more>\S.*)$)",
     re.IGNORECASE,
 )
 # With the old value said, a plain plural subject is enough: "quotes are valid for 14 days now".
@@ -234,6 +234,9 @@ def _change(clause: str) -> tuple[str, str] | None:
         s = s[hedge.end() :]
     # "…, down from 8": the old value said too, so it is a change whatever it is about.
     was = _OLD_VALUE.search(s)
+    # "…, -60°C now, not -70, and it only pages after 10 minutes above it": what else changed
+    # with it goes on the memory (blind18).
+    more = (was.group("more") or "") if was else ""
     if was:
         s = s[: was.start()]
     if not hedge and ": " in s:
@@ -271,7 +274,7 @@ def _change(clause: str) -> tuple[str, str] | None:
     verb = _WS.sub(" ", m.group("verb"))
     if verb in ("is", "are"):
         verb += " now"  # "minSdk is 26 now": the memory says "minSdk is now 26."
-    text = f"{subject} {verb} {prep}{value}."
+    text = f"{subject} {verb} {prep}{value}" + (f", and {more.rstrip('.')}." if more else ".")
     settled = not hedge and not ONE_OFF.search(s)  # not "temporarily moved", "for now"
     # A setting named as in the code ("minSdk", "max_retries") is of the project's setup.
     setup = bool(code) or bool(was) or bool(_SETUP_NOUN.search(subject))

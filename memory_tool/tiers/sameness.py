@@ -135,6 +135,8 @@ def replaces(new: str, old: str) -> bool:
         names = {_tool(w) for w in re.findall(r"[\w.\-/]+", old.lower())}
         words = names | set(word_list(old))
         return rejected in words and chosen not in words
+    if _named_instead(new, old):
+        return True
     off = _OFF.search(new)
     if off and not _NEGATION.match(old.strip()):  # "Never log via the relay" is no use of it
         # "we're off the council relay, overdue mails go through Postmark now" after "Outgoing
@@ -170,6 +172,34 @@ def replaces(new: str, old: str) -> bool:
             return True
         return same_measure_changed(changed.group("subject"), changed.group("value"), old)
     return False
+
+
+# "switch the processed output to one Zarr store per variable instead of the per-year NetCDF
+# files": what changes, to what, instead of what, each a phrase (blind17).
+_SWITCH_INSTEAD = re.compile(
+    r"^(?:let'?s\s+)?switch\s+(?P<what>.+?)\s+to\s+(?P<new>.+?)\s+"
+    r"(?:instead\s+of|rather\s+than)\s+(?P<old>[^,;]+?)\.?$",
+    re.IGNORECASE,
+)
+# A word that names something in a phrase: a capital after its first letter or a first capital
+# inside the sentence ("NetCDF", "Zarr"), a digit or a name from code.
+_NAME_WORD = re.compile(r"\b\w*[A-Z]\w*|\b\w*\d\w*\b|\b\w+[._]\w+\b")
+
+
+def _named_instead(new: str, old: str) -> bool:
+    """Whether ``new`` switches a thing ``old`` is about away from a name ``old`` states, to a
+    name it does not: "switch the processed output to one Zarr store per variable instead of the
+    per-year NetCDF files" after "Processed output is written as NetCDF, one file per …"."""
+    m = _SWITCH_INSTEAD.match(new.strip())
+    if not m:
+        return False
+    names_new = {w.lower() for w in _NAME_WORD.findall(m.group("new"))}
+    names_old = {w.lower() for w in _NAME_WORD.findall(m.group("old"))}
+    what = {w[:5] for w in word_list(m.group("what")) if w not in HOW_WORDS and len(w) > 2}
+    words = set(word_list(old))
+    if not names_new or not names_old or not what:
+        return False
+    return names_old <= words and not names_new & words and what <= {w[:5] for w in words}
 
 
 # A quantity with its unit: "48h", "30 Hz", "10000 characters", "15 min".

@@ -321,6 +321,11 @@ _PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|there|here)\b", re.IG
 # ahead of: don't pass email bodies …", "one preference before we start: when you explain
 # something, show the code first" (at most PREAMBLE_MAX_WORDS before the colon).
 _PREAMBLE = LazyPattern(r"^(?P<pre>[^:.!?]{2,80}):\s+(?P<rest>\S.*)$")
+# The same before a spaced dash, when a rule follows: "while you're in there - every narration
+# clip has to ship with subtitles", "timestamps - everything gets stored in UTC" (blind18).
+_DASH_PREAMBLE = LazyPattern(
+    r"^(?P<pre>[^:.!?\-\u2013\u2014]{2,60}?)\s+[-\u2013\u2014]\s+(?P<rest>\S.*)$"
+)
 _OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
 _PREFERENCE_WORD = LazyPattern(
     r"\bpreference\b|\bprefer\b|\bhow i like\b|\b(?:about|abt)\s+me\b", re.IGNORECASE
@@ -386,6 +391,19 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     if preference(bare):
         return rest, ""  # "ok general thing, for both repos: … give me the commands first …"
     return sentence, ""
+
+
+def _drop_dash_preamble(sentence: str) -> str:
+    """``sentence`` without a few words and a spaced dash before a rule said as a standing
+    instruction ("while you're in there - every clip has to ship with subtitles"); a task
+    before the dash stays (the rule after it is cut off as a clause of its own)."""
+    m = _DASH_PREAMBLE.match(sentence)
+    if not m or len(m.group("pre").split()) > PREAMBLE_MAX_WORDS:
+        return sentence
+    bare, _ = strip_lead_in(m.group("rest"))
+    if _RULE.match(bare) or _standing(bare):
+        return m.group("rest")
+    return sentence
 
 
 # "no mysql ENUM columns, use a string column + a backed enum cast": what not to use, then what
@@ -571,6 +589,28 @@ def user_signals(prompt: str) -> list[Signal]:
 _PLAIN_RULE = LazyPattern(r"^(?:never|always|don'?t|do\s+not)\s", re.IGNORECASE)
 
 
+# "not Model.query - that's the legacy api": what a "no" refused, with why (blind18).
+_REFUSED = LazyPattern(
+    r"^not\s+(?P<old>`?[\w@./()\-]+`?(?:\s+[\w@./()\-]+){0,2}?)\s*(?:\s[-\u2013\u2014]\s|[.!]*$)",
+    re.IGNORECASE,
+)
+
+
+def _what_instead(out: list[Signal], old: str, start: int, then: int) -> None:
+    """The rule said in the sentence after "no, not ``old`` - …" (its signals from ``then``)
+    as the correction it is, naming what it replaces; the refusal's own hint (its signals from
+    ``start``) goes, as the correction says it."""
+    instead = next((i for i in range(then, len(out)) if out[i].kind in ("correction", "rule")), -1)
+    if instead < 0:
+        return
+    said = out[instead]
+    text = said.text
+    if old.lower() not in text.lower():
+        text = f"{text.rstrip('.')}, not {old}."
+    out[instead] = Signal("correction", text, said.line)
+    del out[start:then]
+
+
 def _signals(text: str) -> list[Signal]:
     # Private spans and secrets go before the text is cut in sentences: a span may cross a
     # sentence, and the redaction keeps the full stop after a secret ("password=x. Never …").
@@ -584,6 +624,10 @@ def _signals(text: str) -> list[Signal]:
         # "can we stop using ObservableObject. use the @Observable macro": what to do instead,
         # said in the next sentence, belongs to the correction.
         stopped: Signal | None = None
+        # "nope, not Model.query - that's the legacy api. write queries 2.0 style, …": what was
+        # refused, where the signals of the sentence that refused it start, and where those of
+        # the next sentence start (-1 until it comes).
+        refused: tuple[str, int, int] | None = None
         for sentence in sentences(line):
             # "no. use httpx", "ugh, no. never allocate in processBlock": a sentence of lead-ins
             # alone lends them to the next one.
@@ -593,7 +637,18 @@ def _signals(text: str) -> list[Signal]:
                 continue
             sentence, lead = strip_lead_in(sentence)
             lead, carried = lead | carried, set()
+            if refused is not None and refused[2] < 0:
+                refused = (refused[0], refused[1], len(out))
+            elif refused is not None:
+                _what_instead(out, refused[0], refused[1], refused[2])
+                refused = None
+            no_to = _REFUSED.match(sentence) if "no" in lead else None
+            if no_to and not _NOT_X_Y.match(sentence):
+                # What to do instead comes in the next sentence, said after this "no".
+                refused, carried = (no_to.group("old").rstrip(".!"), len(out), -1), {"no"}
             rest, labelled = _drop_preamble(sentence)
+            if rest == sentence:
+                rest = _drop_dash_preamble(sentence)
             if rest != sentence:
                 sentence, more = strip_lead_in(rest)
                 lead |= more
@@ -675,6 +730,8 @@ def _signals(text: str) -> list[Signal]:
                     out.append(last)
                     if _STOP_DOING.match(clause):
                         stopped = last
+        if refused is not None and refused[2] >= 0:
+            _what_instead(out, refused[0], refused[1], refused[2])
     return out
 
 

@@ -41,7 +41,10 @@ STANDING_ORDER = LazyPattern(
 #
 # Markers that hold for every later time whoever says them.
 _FOR_GOOD = LazyPattern(
-    r"""\b(?:from\s+now\s+on|going\s+forward|moving\s+forward|from\s+here\s+on(?:\s+out)?
+    # "going forward" said of the time after today, not of a thing going forward ("the clocks
+    # going forward last march made a mess", blind18): first, or last before a stop or comma.
+    r"""(?:^|(?<=,\s))(?:going|moving)\s+forward\b|\b(?:going|moving)\s+forward(?=\s*(?:[,.;!]|$))
+        |\b(?:from\s+now\s+on|from\s+here\s+on(?:\s+out)?
         |for\s+future\s+reference|as\s+a\s+(?:general\s+)?rule|rule\s+of\s+thumb
         |under\s+no\s+circumstances?|at\s+all\s+times|without\s+exception
         |nowhere\s+else|off[\s-]limits|only\s+(?:through|via)|in\s+(?:the\s+)?future,
@@ -71,7 +74,7 @@ _SETS_HOW = LazyPattern(
 # message or something of today: never a rule, marker or not.
 REPORT = LazyPattern(
     r"""^(?:i|i'?m|i'?ve|i'?ll|i'?d|ill|it|it'?s|its|this|that|there|he|she|they|something
-        |someone|nothing|everything\s+(?:is|was|went)|see\s+you|talk\s+(?:to\s+you\s+)?(?:later|soon)
+        |someone|nothing|everything\s+(?:is|was|went)(?!\s+(?:stored|kept|saved|persisted)\s)|see\s+you|talk\s+(?:to\s+you\s+)?(?:later|soon)
         |now|how|what|which|why|where|who|whom|whose|when(?!ever|\s+you|\s+we)|do|does|did|is|are
         |was|were|can(?!\s+you\s+(?:not|stop|quit)\b)|could(?!\s+you\s+(?:not|stop|quit)\b)
         |should|would|will|shall|am|have|has|any\s+idea|unrelated|different\s+thing|same)\b
@@ -108,6 +111,15 @@ _KIND_GOES = LazyPattern(
         (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)
       | ^(?:all\s+|our\s+)?(?!the\b|this\b|that\b|it\b|everything\b|nothing\b)
         (?:[\w.\-/`]+\s+){0,2}[\w.\-`]+\s+(?:goes|lives|belongs)\s+(?:through|via|in|under)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# How every thing of a kind is kept: "everything gets stored in UTC, timestamptz columns",
+# "all amounts are stored as integer cents", "timestamps are kept in UTC" (blind18). Not "the
+# file is stored in S3" (where one thing is today).
+_KIND_STORED = LazyPattern(
+    r"""^(?:everything|all\s+(?:the\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?|every\s+[\w\-]+(?:\s+[\w\-]+)?
+        |(?!the\b|these\b|those\b|they\b|its\b|this\b)[\w\-]+s)\s+
+        (?:gets?|is|are)\s+(?:always\s+)?(?:stored|kept|saved|persisted)\s+(?:in|as)\s+\S""",
     re.IGNORECASE | re.VERBOSE,
 )
 # What every new thing of a kind uses, against what it does not: "new components use Svelte 5
@@ -175,6 +187,9 @@ _IS_NEVER = LazyPattern(
 # will notice", "write a test for every new endpoint".
 _EVERY_LATER = LazyPattern(
     r"\b(?:every|each|any|all)\s+new\b"
+    # "add a line to RELEASES.md for every build that goes onto the test iPads" (blind18): a
+    # kind of thing that keeps happening, said in the present ("… that failed" is today's).
+    r"|\bfor\s+(?:every|each)\s+[\w\-]+(?:\s+[\w\-]+)?\s+(?:that|which)\s+(?:\w+s|is|are)\b"
     r"|\bfor\s+(?:anything|everything|any\s+\w+|every\s+\w+)\b[^,.;]{0,40}\bwill\b",
     re.IGNORECASE,
 )
@@ -218,7 +233,7 @@ def standing(clause: str) -> bool:
         return True
     if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
         return True
-    if _KIND_USES.match(s):
+    if _KIND_USES.match(s) or _KIND_STORED.match(s):
         return True
     if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
         return True
