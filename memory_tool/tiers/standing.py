@@ -88,6 +88,8 @@ REPORT = LazyPattern(
         |should\s+(?:i|we)|do\s+i|can\s+i|is\s+it|right\s+now|rn|today|tonight|this\s+(?:week|morning
         |afternoon|sprint)|lol|when\s+you\s+(?:get\s+a\s+chance|can|have\s+time|'?re\s+done))\b
       | ,\s*(?:is|are|does|do|can|should|would)\s+(?:my|this|that|it|i|we)\b
+        # "the old excel sheet had five formats and I want one scheme from now on": what was.
+      | ^(?:the|our)\s+(?:[\w\-]+\s+){0,3}?(?:had|was|were|used\s+to)\b
       | \?|\w+(?:Error|Exception)\b
       | (?<!\w)['"`](?:(?!['"`](?!\w)).)*\b(?:must|never|always|not\s+allowed)\b""",
     re.IGNORECASE | re.VERBOSE,
