@@ -65,6 +65,12 @@ _WORK_ON = LazyPattern(
 _FIRST_PERSON = LazyPattern(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b", re.IGNORECASE)
 
 
+# A short wish about "this" or "it" leans on the conversation (blind17's "I'd rather not say
+# this every single time" became "The user would rather not say this every single time.").
+_LEANS = LazyPattern(r"\b(?:this|that|it|them|these|those)\b", re.IGNORECASE)
+LEANS_MAX_WORDS = 8
+
+
 def _predicate(clause: str, first: bool) -> tuple[str, str]:
     """(what kind of statement, what it says of the user in the third person: "is Dana",
     "prefers terse answers") for one clause about the person, or ("", "")."""
@@ -83,6 +89,8 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
     if m.group("p"):
         return "prefer", f"prefers {m.group('p')}"
     if m.group("r"):
+        if _LEANS.search(m.group("r")) and len(m.group("r").split()) <= LEANS_MAX_WORDS:
+            return "", ""  # "I'd rather not say this every single time": means nothing alone
         return "rather", f"would rather {m.group('r')}"
     if m.group("n"):
         return "name", f"is named {m.group('n')}"

@@ -360,6 +360,14 @@ _THING_PREAMBLE = LazyPattern(
 )
 
 
+# A preamble that says the rule after it was said before (blind17).
+_SAME_AS_BEFORE = LazyPattern(
+    r"\bsame\s+(?:deal|thing|rule|story|as\s+(?:before|always|ever|last\s+time|yesterday))\b"
+    r"|\blike\s+(?:before|last\s+time|yesterday|i\s+said)\b",
+    re.IGNORECASE,
+)
+
+
 def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
     labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
@@ -381,6 +389,8 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     bare, _ = strip_lead_in(rest)
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
         return rest, ""
+    if _SAME_AS_BEFORE.search(m.group("pre")) and _standing(bare):
+        return rest, ""  # "same deal as the ajax thing yesterday: nothing goes live without …"
     if _said_for_good(bare) and not _ERROR_SAID.search(m.group("pre")):
         # "While you are in there: quantities are always in base units, never cases"; not
         # "plan: each rule gets its own conda env" (a plan), nor "… -> ValueError: mutable

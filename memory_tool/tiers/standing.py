@@ -225,11 +225,25 @@ _ALWAYS_HAS_TO = LazyPattern(
 )
 
 
+# "nothing goes live without a nonce and a capability check", "nothing merges without a
+# review": a gate every later change passes (blind17). Not a report ("nothing works").
+_NOTHING_WITHOUT = LazyPattern(
+    r"""^(?:nothing|no\s+(?:code|change|pr|release|build|deploy|migration)s?)\s+
+        (?:goes|gets|ships|lands|merges|deploys|is\s+(?:merged|deployed|released|shipped))\s+
+        (?:\w+\s+){0,2}?without\s+\S""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
 def standing(clause: str) -> bool:
     """Whether ``clause`` (lead-ins stripped) is a standing instruction said in one of the
     shapes above."""
     s = clause.strip()
-    if not s or ONE_OFF.search(s) or REPORT.search(s):
+    if not s or ONE_OFF.search(s):
+        return False
+    if _NOTHING_WITHOUT.match(s) and "?" not in s:
+        return True
+    if REPORT.search(s):
         return False
     if _FOR_GOOD.search(s) or _DECIDED.match(s) or _WE_DO.match(s) or _SURE_EVERY.match(s):
         return True
