@@ -822,6 +822,11 @@ def test_a_forgotten_capture_is_not_made_again_from_its_source(project: Path, st
          "NetCDF files.", "Never commit NetCDF files to git.", False),
         ("Switch the processed output to one Zarr store per variable instead of the per-year "
          "NetCDF files.", "Processed output goes to /data/processed on the cluster.", False),
+        # blind19: a tool dropped and what is used now, said in one breath.
+        ("Push goes through firebase cloud messaging now; we're off onesignal.",
+         "Push notifications go through OneSignal (onesignal_flutter).", True),
+        ("Push goes through firebase cloud messaging now; we're off onesignal.",
+         "Never send a push between 22:00 and 07:00.", False),
     ],
 )  # fmt: skip
 def test_what_replaces_what(new: str, old: str, replaced: bool) -> None:

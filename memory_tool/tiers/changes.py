@@ -454,12 +454,38 @@ def _instead_of(text: str, before: str) -> str:
     return f"{text[: m.end()]} instead of {old}{text[m.end() :]}" if old else text
 
 
+# "we're dropping onesignal (they doubled the price), push goes through firebase cloud
+# messaging now" (blind19): what is dropped, then what is used now.
+_DROPPING = LazyPattern(
+    r"""^(?:we'?re|we\s+are|we(?:'ve|\s+have)?)\s+(?:dropping|dropped|ditching|ditched|off)\s+
+        (?P<old>(?:the\s+|our\s+)?[\w.\-]+(?:\s+[\w.\-]+){0,2}?)\s*(?:\([^()]*\))?\s*,\s*
+        (?P<now>(?!(?:it|this|that|they|we|i|you)\b)[\w\-]+(?:\s+[\w\-]+){0,2}?\s+
+          (?:goes|go|runs?|is|are|lives?|uses?)\s+(?:through|via|on|in|with)?\s*[^,;]+?\s+now)\s*[.!]?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _dropping(clause: str) -> tuple[str, str] | None:
+    """("change", "Push goes through firebase cloud messaging now; we're off onesignal.") for
+    a tool dropped and what replaces it, said in one breath; else None."""
+    head, colon, tail = clause.partition(": ")
+    if colon and len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
+        clause = tail  # "change of plans from the owner: we're dropping onesignal, …"
+    m = _settled_match(_DROPPING, clause)
+    if not m:
+        return None
+    now = m.group("now").strip()
+    # "we're off X" last: what it replaces, in the words capture retires the old fact by.
+    return "change", f"{now[:1].upper()}{now[1:]}; we're off {m.group('old')}."
+
+
 def change_said(clause: str) -> tuple[str, str] | None:
     """(kind, text) for a switch or a change said plainly in ``clause``: "correction" (a switch
     between tools, kept as "Use X instead of Y …"), "change" (a fact that changed), "heuristic"
     (the same, for the inbox); None when it says none."""
     said = (
-        _switch(clause)
+        _dropping(clause)
+        or _switch(clause)
         or _move_off(clause)
         or _swap(clause)
         or _change(clause)

@@ -181,7 +181,9 @@ _LEAD_IN = LazyPattern(
             |keep\ in\ mind(?:\ that)?|bear\ in\ mind(?:\ that)?|for\ future\ reference
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
             |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
-      | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hmm+|btw|by\ the\ way|please|pls
+      | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hm+|btw|by\ the\ way|please|pls
+      # "First, class times should always show in the gym's time zone" (blind19)
+      | (?:first|second|third|secondly|thirdly|finally|lastly)(?=\s*,)
       | ugh|argh|meh|sigh|hej|hiya|yo|a+h+|uh+|um+|erm
       | fwiw|tbh|imo|honestly|to\ be\ honest
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
@@ -328,7 +330,10 @@ _DASH_PREAMBLE = LazyPattern(
 )
 _OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
 _PREFERENCE_WORD = LazyPattern(
-    r"\bpreference\b|\bprefer\b|\bhow i like\b|\b(?:about|abt)\s+me\b", re.IGNORECASE
+    r"\bpreference\b|\bprefer\b|\bhow i like\b|\b(?:about|abt)\s+me\b"
+    # "one thing about answers: put the full file path … on the first line" (blind19)
+    r"|\b(?:about|abt|for)\s+(?:your\s+|the\s+)?(?:answers|replies|responses)\b",
+    re.IGNORECASE,
 )
 # A preamble that names what follows a rule: "house style: early returns over nested ifs",
 # "rule of thumb: one migration per PR", "convention here: …".
@@ -368,6 +373,15 @@ _SAME_AS_BEFORE = LazyPattern(
 )
 
 
+# A topic named before a colon ("texts: …", "timestamps: …"): at most this many words, no verb,
+# and not a plan ("plan: each rule gets its own conda env" is today's plan).
+TOPIC_PREAMBLE_MAX_WORDS = 3
+_PLAN_WORD = LazyPattern(
+    r"\b(?:plan|todo|to-do|idea|task|step|goal|proposal|question|option|thought|draft|next)s?\b",
+    re.IGNORECASE,
+)
+
+
 def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
     labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
@@ -400,6 +414,20 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
         return rest, ""  # "one small request, if I may: could every column …?"
     if preference(bare):
         return rest, ""  # "ok general thing, for both repos: … give me the commands first …"
+    topic = m.group("pre")
+    if (
+        len(topic.split()) <= TOPIC_PREAMBLE_MAX_WORDS
+        and not _SAYS_SOMETHING.search(topic)
+        and not _PLAN_WORD.search(topic)
+        and _standing(bare)
+    ):
+        return rest, ""  # "texts: everything the user sees goes in the ARB files" (blind19)
+    if ": " in rest:
+        # "also the Book and Coach: texts: everything …"; not a linter's "gosec: G404: Use of
+        # weak random number generator (…)".
+        inner, label = _drop_preamble(rest)
+        if inner != rest and _standing(strip_lead_in(inner)[0]):
+            return inner, label
     return sentence, ""
 
 
@@ -600,9 +628,17 @@ _PLAIN_RULE = LazyPattern(r"^(?:never|always|don'?t|do\s+not)\s", re.IGNORECASE)
 
 
 # "not Model.query - that's the legacy api": what a "no" refused, with why (blind18).
+# "hm, not moment pls, it's basically in maintenance mode" (blind19): "pls" says it too.
 _REFUSED = LazyPattern(
-    r"^not\s+(?P<old>`?[\w@./()\-]+`?(?:\s+[\w@./()\-]+){0,2}?)\s*(?:\s[-\u2013\u2014]\s|[.!]*$)",
+    r"^not\s+(?!(?:now|yet|really|sure|quite|exactly|that|this|it|bad|too|much|even)\b)"
+    r"(?P<old>`?[\w@./()\-]+`?(?:\s+(?!pls\b|please\b)[\w@./()\-]+){0,2}?)"
+    r"(?P<pls>\s+(?:pls|please|plz))?\s*(?:\s[-\u2013\u2014]\s|,\s|[.!]*$)",
     re.IGNORECASE,
+)
+
+
+_TODAYS_CLEANUP = LazyPattern(
+    r"\s+and\s+(?=(?:take|rip|pull|remove|delete|drop|get\s+rid\s+of|uninstall)\b)", re.IGNORECASE
 )
 
 
@@ -614,7 +650,10 @@ def _what_instead(out: list[Signal], old: str, start: int, then: int) -> None:
     if instead < 0:
         return
     said = out[instead]
-    text = said.text
+    # "use dayjs with the isoWeek plugin and take moment back out": today's clean-up goes.
+    text = _TODAYS_CLEANUP.compiled.split(said.text, maxsplit=1)[0]
+    text = text if text.endswith((".", "!", ")")) else text + "."
+
     if old.lower() not in text.lower():
         text = f"{text.rstrip('.')}, not {old}."
     out[instead] = Signal("correction", text, said.line)
@@ -652,7 +691,9 @@ def _signals(text: str) -> list[Signal]:
             elif refused is not None:
                 _what_instead(out, refused[0], refused[1], refused[2])
                 refused = None
-            no_to = _REFUSED.match(sentence) if "no" in lead else None
+            no_to = _REFUSED.match(sentence)
+            if no_to and not ("no" in lead or no_to.group("pls")):
+                no_to = None
             if no_to and not _NOT_X_Y.match(sentence):
                 # What to do instead comes in the next sentence, said after this "no".
                 refused, carried = (no_to.group("old").rstrip(".!"), len(out), -1), {"no"}

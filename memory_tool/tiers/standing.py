@@ -112,7 +112,10 @@ _KIND_GOES = LazyPattern(
         (?:[\w.\-/`]+\s+){0,2}(?!(?:is|was|has|does|this|its|yes|us)\s)[\w.\-`]{2,}s\s+
         (?:(?:go|live|belong)\s+(?:in|under|inside|into|through|via|on)\b|follow\s+\w)
       | ^(?:all\s+|our\s+)?(?!the\b|this\b|that\b|it\b|everything\b|nothing\b)
-        (?:[\w.\-/`]+\s+){0,2}[\w.\-`]+\s+(?:goes|lives|belongs)\s+(?:through|via|in|under)\b""",
+        (?:[\w.\-/`]+\s+){0,2}[\w.\-`]+\s+(?:goes|lives|belongs)\s+(?:through|via|in|under)\b
+        # "everything the user sees goes in the ARB files" (blind19): a kind, by who sees it
+      | ^(?:everything|anything)\s+(?:that\s+)?(?:the\s+)?(?:users?|customers?|members?|visitors?
+          |people|we|you)\s+(?:\w+\s+){0,2}?(?:goes|lives|belongs)\s+(?:through|via|in|into|under)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # How every thing of a kind is kept: "everything gets stored in UTC, timestamptz columns",
@@ -123,6 +126,12 @@ _KIND_STORED = LazyPattern(
         |(?!the\b|these\b|those\b|they\b|its\b|this\b)[\w\-]+s)\s+
         (?:gets?|is|are)\s+(?:always\s+)?(?:stored|kept|saved|persisted)\s+(?:in|as)\s+\S""",
     re.IGNORECASE | re.VERBOSE,
+)
+# What a thing is everywhere: "money is integer pence everywhere, in the db and in the code, no
+# floats" (blind19). Not "it's broken everywhere" (a report).
+_EVERYWHERE = LazyPattern(
+    r"^(?:[\w.\-/`']+\s+){1,3}(?:is|are)\s+(?!not\b)[^,;]{1,40}?\s+(?:everywhere|throughout)\b",
+    re.IGNORECASE,
 )
 # What every new thing of a kind uses, against what it does not: "new components use Svelte 5
 # runes, not export let", "all endpoints use zod, never joi".
@@ -204,6 +213,19 @@ _BEFORE_DONE = LazyPattern(
     r"(?:done|finished|complete|ready)\b",
     re.IGNORECASE,
 )
+# What an order after "when you …," opens with: "before we write any more calc code, some
+# context" is no order (blind19).
+_AN_ORDER = LazyPattern(
+    r"""^(?:(?:always|please|pls|first|also|just)\s+)?(?:never|don'?t|do\s+not|make\s+sure|be\s+sure
+        |remember|bump|update|regenerate|rebuild|restart|rerun|re-run|notify|tag|clear|flush
+        |increment|reset|refresh|sync|rotate|delete|drop|use|run|call|put|keep|write|add|remove
+        |make|set|prefer|switch|pick|pin|import|install|name|return|raise|log|store|read|send
+        |wrap|check|test|commit|push|deploy|move|rename|split|merge|avoid|skip|stop|leave
+        |target|build|start|place|follow|handle|mock|format|lint|document|ask|let|stay|only
+        |open|create|file|ping|tell|request|include|mention|note|list|update|go|give|show
+        |double-check|back\s+up|squash|rebase|open)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
 # What a clause opens with when it states something rather than orders it.
 _NOT_AN_ORDER = LazyPattern(
     r"^(?:i|you|we|it|they|he|she|the|this|that|these|those|there|a|an|my|your|our|its|their)\b",
@@ -249,12 +271,16 @@ def standing(clause: str) -> bool:
         return True
     if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
         return True
-    if _KIND_USES.match(s) or _KIND_STORED.match(s):
+    if _KIND_USES.match(s) or _KIND_STORED.match(s) or _EVERYWHERE.match(s):
         return True
     if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
         return True
     when = _WHEN_YOU.match(s)
-    if when and not _NOT_AN_ORDER.match(when.group("order")):
+    if (
+        when
+        and not _NOT_AN_ORDER.match(when.group("order"))
+        and _AN_ORDER.match(when.group("order"))
+    ):
         return True
     head = s.split(",", 1)[0]
     if IMPERATIVE.match(head) and (_EVERY_LATER.search(head) or _BEFORE_DONE.search(head)):
