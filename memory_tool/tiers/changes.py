@@ -465,6 +465,55 @@ _DROPPING = LazyPattern(
 )
 
 
+# "marketing moved the newsletter off mailchimp, it's brevo now" (blind21): moved off one thing,
+# then what it is now.
+_MOVED_OFF_NOW = LazyPattern(
+    r"""^(?:(?:we|they|[a-z]+)\s+)?(?:moved|switched|migrated)\s+
+        (?P<what>(?:the\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?)\s+(?:off(?:\s+of)?|away\s+from|from)\s+
+        (?P<old>[\w.\-]+)\s*,\s*(?:it'?s|it\s+is|they'?re|it'?s\s+on)\s+(?:on\s+)?(?P<new>[\w.\-]+)
+        \s+now\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "postgres is on pg-02 now, 10.40.2.27" (blind21): a tool of the setup and where it is now.
+_TOOL_NOW = LazyPattern(
+    r"""^(?P<subject>[\w\-]+)\s+(?P<verb>(?:is|runs|lives)\s+(?:on|at|in))\s+(?P<value>[\w.\-:/]+)
+        \s+now(?:\s*,\s*(?P<more>[\w.\-:/]+)(?=\s*(?:,|$)))?""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _moved_now(clause: str) -> tuple[str, str] | None:
+    """("change", "The newsletter moved from mailchimp to brevo.") or ("change", "Postgres is
+    now on pg-02 (10.40.2.27).") for a thing of the setup said to be elsewhere now, also after
+    what happened first ("pg-01 lost its disk overnight … - postgres is on pg-02 now"); else
+    None."""
+    s = clause.strip().rstrip(".!")
+    if s.endswith("?") or ONE_OFF.search(s):
+        return None
+    m = _MOVED_OFF_NOW.match(s)
+    if m:
+        what = re.sub(r"^(?:the|our)\s+", "", m.group("what"), flags=re.IGNORECASE)
+        return "change", f"The {what} moved from {m.group('old')} to {m.group('new')}."
+    for part in re.split(r"\s[-\u2013\u2014]\s", s)[::-1]:
+        t = _TOOL_NOW.match(part.strip())
+        if not t or not _EXACT_VALUE.search(t.group("value")):
+            continue
+        subject = t.group("subject")
+        if subject.lower() not in ALTERNATIVE_OF and not _SETUP_NOUN.search(subject):
+            continue
+        more = (
+            f" ({t.group('more')})"
+            if t.group("more") and _EXACT_VALUE.search(t.group("more"))
+            else ""
+        )
+        verb = t.group("verb").split()
+        return (
+            "change",
+            f"{subject[:1].upper()}{subject[1:]} {verb[0]} now {verb[1]} {t.group('value')}{more}.",
+        )
+    return None
+
+
 def _dropping(clause: str) -> tuple[str, str] | None:
     """("change", "Push goes through firebase cloud messaging now; we're off onesignal.") for
     a tool dropped and what replaces it, said in one breath; else None."""
@@ -485,6 +534,7 @@ def change_said(clause: str) -> tuple[str, str] | None:
     (the same, for the inbox); None when it says none."""
     said = (
         _dropping(clause)
+        or _moved_now(clause)
         or _switch(clause)
         or _move_off(clause)
         or _swap(clause)

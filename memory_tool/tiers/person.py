@@ -37,7 +37,7 @@ _IDENTITY = LazyPattern(
         (?:as|in|to\s+be|kept|that|with|without)\b.+)
       | (?:i'?m|i\s+am)\s+
         (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
-          |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new)\s+\w.+)
+          |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new|one)\s+\w.+)
           |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?
           |(?:"""
     + _TRAIT
@@ -112,7 +112,14 @@ def _predicate(clause: str, first: bool) -> tuple[str, str]:
 
 
 # "Rosa here." on its own: the person says who they are.
-_NAME_HERE = LazyPattern(r"^(?P<n>[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here[.!]?$")
+# "dara here (dokafor on gh)." in lower case too (blind21), not "same here" or "nothing here".
+_NAME_HERE = LazyPattern(
+    r"^(?!(?:same|nothing|everyone|everybody|everything|all|me|us|you|we|anyone|someone|"
+    r"somebody|nobody|noone|who|what|stuck|new|right|back|still|almost|done|ok|okay|not|"
+    r"just|also|more|less|help|problem|issue|error|one|two|more)\b)"
+    r"(?P<n>[A-Za-z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here(?P<aka>\s*\([^()]{2,40}\))?[.!]?$",
+    re.IGNORECASE,
+)
 
 
 def identity(sentence: str) -> str:
@@ -122,7 +129,8 @@ def identity(sentence: str) -> str:
     would keep a first-person word is not one: never "The user is Dana, I work on …"."""
     named = _NAME_HERE.match(sentence.strip())
     if named:
-        return f"The user's name is {named.group('n')}."
+        name = named.group("n")
+        return f"The user's name is {name[:1].upper()}{name[1:]}{named.group('aka') or ''}."
     s = sentence.strip().rstrip(".!")
     if not s.lower().startswith(_I_HINTS) or s.endswith("?"):
         return ""

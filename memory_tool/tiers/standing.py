@@ -90,7 +90,8 @@ REPORT = LazyPattern(
       | ,\s*(?:is|are|does|do|can|should|would)\s+(?:my|this|that|it|i|we)\b
         # "the old excel sheet had five formats and I want one scheme from now on": what was.
       | ^(?:the|our)\s+(?:[\w\-]+\s+){0,3}?(?:had|was|were|used\s+to)\b
-      | \?|\w+(?:Error|Exception)\b
+      # a question mark, not a query string ("… across the ?lang versions"; blind21)
+      | \?(?![\w=])|\w+(?:Error|Exception)\b
       | (?<!\w)['"`](?:(?!['"`](?!\w)).)*\b(?:must|never|always|not\s+allowed)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -132,6 +133,15 @@ _KIND_STORED = LazyPattern(
 _EVERYWHERE = LazyPattern(
     r"^(?:[\w.\-/`']+\s+){1,3}(?:is|are)\s+(?!not\b)[^,;]{1,40}?\s+(?:everywhere|throughout)\b",
     re.IGNORECASE,
+)
+# Where a thing never goes or always comes from: "the price never goes in storyblok", "rates
+# always come live from the booking engine" (blind21). Not "the build never finishes".
+_NEVER_GOES = LazyPattern(
+    r"""^(?:the\s+|our\s+|all\s+)?[\w\-.`]+(?:\s+[\w\-.`]+){0,2}?\s+
+        (?:(?:never|always|only)\s+(?:goes|go|lives?|belongs?|gets?\s+(?:stored|written|put|saved))
+          \s+(?:in|into|on|under|to|through|via)\b
+        |(?:always|only)\s+comes?\s+(?:live\s+)?from\b)""",
+    re.IGNORECASE | re.VERBOSE,
 )
 # What every new thing of a kind uses, against what it does not: "new components use Svelte 5
 # runes, not export let", "all endpoints use zod, never joi".
@@ -272,6 +282,8 @@ def standing(clause: str) -> bool:
     if _STANDING_VERB.match(s) or _GENERAL_MUST.match(s) or _KIND_GOES.match(s):
         return True
     if _KIND_USES.match(s) or _KIND_STORED.match(s) or _EVERYWHERE.match(s):
+        return True
+    if _NEVER_GOES.match(s):
         return True
     if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
         return True
