@@ -469,6 +469,11 @@ def test_every_redaction_kind_has_hints() -> None:
         # blind15: a radio's binding phrase reached a cold summary and the hot file.
         ("the elrs binding phrase is copper-heron-77 if you need to rebind the rx",
          "copper-heron-77"),
+        # blind20: a password of plain words with spaces reached a cold summary and the hot file.
+        ("test repo is s3:http://localhost:9000/kb-test, its password is velvet ferry ninety "
+         "otter (yes with the spaces)", "velvet ferry ninety otter"),
+        ("the password for the test db is correct horse battery staple.",
+         "correct horse battery staple"),
     ],
 )  # fmt: skip
 def test_a_password_said_in_prose_is_redacted(text: str, secret: str) -> None:
@@ -479,7 +484,14 @@ def test_a_password_said_in_prose_is_redacted(text: str, secret: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["fix the password reset flow", "password length 12 at least", "password hashing with bcrypt"],
+    [
+        "fix the password reset flow",
+        "password length 12 at least",
+        "password hashing with bcrypt",
+        "the password is stored in the vault",
+        "the password is the same as staging.",
+        "the password is wrong again",
+    ],
 )
 def test_prose_about_passwords_is_kept(text: str) -> None:
     assert redact(text) == text
@@ -509,6 +521,10 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
         # blind16: a UUID handed out as an API key.
         ("move routing onto the GraphHopper API. key is 3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905, "
          "put it wherever keys go", "3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905"),
+        # blind20: a UUID key after another scheme in an Authorization header.
+        ("wants teh header Authorization: Apikey 3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84 . table "
+         "+ a poller", "3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84"),
+        ("curl -H 'X-Api-Key: abc123def456ghi7' https://api.example.com", "abc123def456ghi7"),
         # No name next to it at all: a random word of capitals, small letters and digits.
         ("paste this in: Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5", "Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5"),
         # blind5: a password said a sentence after the word "password".
@@ -549,6 +565,7 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "see docs.example.com/Xq7Lm2Np9Rt4Vw8Yz3Bc6Df1Gh5.html",
         "the login page is /auth / signin2, the board serial is 0x1234",
         "login is broken for admin / users page",
+        "Authorization: required for every call",
     ],
 )
 def test_names_hashes_and_ids_are_not_taken_for_tokens(text: str) -> None:

@@ -237,6 +237,33 @@ _PROSE_LOGIN = LazyPattern(
     re.IGNORECASE | re.VERBOSE,
 )
 
+# A password said as words with spaces: "its password is velvet ferry ninety otter (yes with the
+# spaces)" (blind20: it reached the hot file and a cold summary). Three to six plain words that
+# end the clause, none of them a word prose is made of ("the password is stored in vault", "is
+# the same as staging" stay).
+_PROSE_PASSPHRASE = LazyPattern(
+    r"""(?<![\w-])(?:passw(?:or)?d|passphrase|pass[ \t]+phrase|pwd?)(?![\w-])
+        (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?)?[ \t]+(?:is|was|[:=])[ \t]+
+        (?P<secret>[a-z]{3,12}(?:[ \t]+[a-z]{3,12}){2,5})(?=[ \t]*(?:[.,;:!(\n]|$))""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_PROSE_WORDS = frozenset(
+    "the and for with from into onto that this those these than then there their they them "
+    "stored kept saved managed rotated set changed reset same different "
+    "not too very also just only still already now here in on at to of by as is are was were "
+    "be been being has have had will would should could can must may might our your my its "
+    "his her all any some every each one two three vault env file files config manager "
+    "secret secrets somewhere elsewhere there below above attached shared sent".split()
+)
+
+
+def _passphrase(m: re.Match[str]) -> str:
+    words = m.group("secret").lower().split()
+    if any(w in _PROSE_WORDS for w in words):
+        return m.group(0)
+    return _splice(m, "secret", "[REDACTED:password]")
+
+
 # A credential with no name next to it: one word of 24 characters or more that mixes at least
 # four digits, four capitals and four small letters (cio8Hq2ZtV5mR1xW7bN4kP9dJ3sL6fY0aCe). A
 # git hash (no capitals), a UUID, a path or a CamelCase name from code (few digits) is none.
@@ -450,6 +477,18 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
         ),
         _group("basic_auth"),
     ),
+    # Any other scheme in an Authorization or API-key header: `Authorization: Apikey 3f9c…`
+    # (blind20: a UUID key reached the hot file and a cold summary), `X-Api-Key: …`. Only a
+    # value of 12 characters or more with a digit counts ("Authorization: required").
+    (
+        "header_key",
+        LazyPattern(
+            r"(?i)\b(?:authorization|x-api-key|api-key|x-auth-token|x-access-token)[\"']?\s*[:=]"
+            r"\s*[\"']?\s*(?:(?!bearer\b|token\b|basic\b)[a-z][\w-]{1,20}\s+)?"
+            r"(?P<secret>(?=[\w.~+/=:-]*\d)[A-Za-z0-9._~+/=:-]{12,})"
+        ),
+        _group("header_key"),
+    ),
     # A bare `Bearer <token>` outside a header: capitalised, 20+ chars and containing a
     # digit, so "Bearer authentication" or "bearer tokens expire" stay.
     (
@@ -473,6 +512,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
     ("assignment", _PROSE_TOKEN, _prose_token),
     ("assignment", _PROSE_LOGIN, _group("password")),
+    ("assignment", _PROSE_PASSPHRASE, _passphrase),
     ("random", _RANDOM_WORD, _random_word),
     ("password", _PASSWORD_WORD, lambda m: "[REDACTED:secret]"),
 )
@@ -495,6 +535,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "url_token": ("://",),
     "bearer_token": ("authorization", "bearer"),
     "basic_auth": ("authorization",),
+    "header_key": ("authorization", "api-key", "-token"),
     "aws_secret_key": ("secret",),
     # "login" and "log-in", not "log": most prompts about logging would compile every
     # assignment pattern for nothing.
