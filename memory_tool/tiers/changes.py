@@ -138,7 +138,9 @@ _SETUP_NOUN = LazyPattern(
     r"versions?|sdk|runtime"
     # A limit the code enforces: "the upload limit is 50 MB now", "max message length is …".
     r"|limits?|max|maximum|min|minimum|timeouts?|ttl|quotas?|thresholds?|retries"
-    r"|cutoffs?|deadlines?|intervals?|rates?|deployment\s+targets?)\b",
+    r"|cutoffs?|deadlines?|intervals?|rates?|deployment\s+targets?"
+    # A scheduled job: "the nightly load now runs at 04:30" (blind20).
+    r"|loads?|imports?|exports?|syncs?|backups?|timers?|schedules?)\b",
     re.IGNORECASE,
 )
 # A value that names something exact: a region, a path, a version, a host, a `name`.
@@ -253,12 +255,18 @@ def _change(clause: str) -> tuple[str, str] | None:
             return "change", _WS.sub(" ", f"{to.group('subject')} is now {value}.")
     m = _CHANGE_SAID.match(s) or _CHANGE_NOW.match(s) or (was and _PLURAL_NOW.match(s))
     if not m and not hedge and "," in s:
-        # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is the
-        # last part, after words that set no condition on it ("if we ship, the bucket is …").
-        head, _, last = s.rpartition(",")
-        if not _CONDITION.search(head):
-            m = _CHANGE_SAID.match(last.strip()) or _CHANGE_NOW.match(last.strip())
-            s = last.strip()
+        # "product signed off, we're dropping Android 7, minSdk is 26 now": the change is a
+        # later part, after words that set no condition on it ("if we ship, the bucket is …");
+        # "the synology package is dead, min go is 1.23 now, so …" (blind20): not the last.
+        parts = s.split(",")
+        for i in range(len(parts) - 1, 0, -1):
+            head, part = ",".join(parts[:i]), parts[i].strip()
+            if _CONDITION.search(head):
+                continue
+            m = _CHANGE_SAID.match(part) or _CHANGE_NOW.match(part)
+            if m:
+                s = part
+                break
     if not m:
         return None
     code = m.groupdict().get("code") or m.groupdict().get("env") or m.groupdict().get("limit")

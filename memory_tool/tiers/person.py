@@ -117,7 +117,9 @@ _NAME_HERE = LazyPattern(
     r"^(?!(?:same|nothing|everyone|everybody|everything|all|me|us|you|we|anyone|someone|"
     r"somebody|nobody|noone|who|what|stuck|new|right|back|still|almost|done|ok|okay|not|"
     r"just|also|more|less|help|problem|issue|error|one|two|more)\b)"
-    r"(?P<n>[A-Za-z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here(?P<aka>\s*\([^()]{2,40}\))?[.!]?$",
+    r"(?P<n>[A-Za-z\u00c0-\u00de][a-z\u00df-\u00ff]+)\s+here(?P<aka>\s*\([^()]{2,40}\))?"
+    # "mireille here — i maintain keelback …" (blind20): the name, whatever follows the dash.
+    r"(?:[.!]?$|\s*[\u2014\u2013]\s|\s+-\s)",
     re.IGNORECASE,
 )
 

@@ -332,7 +332,9 @@ _OPENS_A_RULE = LazyPattern(_RULE_OPENER, re.IGNORECASE)
 _PREFERENCE_WORD = LazyPattern(
     r"\bpreference\b|\bprefer\b|\bhow i like\b|\b(?:about|abt)\s+me\b"
     # "one thing about answers: put the full file path … on the first line" (blind19)
-    r"|\b(?:about|abt|for)\s+(?:your\s+|the\s+)?(?:answers|replies|responses)\b",
+    r"|\b(?:about|abt|for)\s+(?:your\s+|the\s+)?(?:answers|replies|responses)\b"
+    # "one thing on style: when you give me commands put them in one block" (blind20)
+    r"|\b(?:on|about|abt|re)\s+style\b",
     re.IGNORECASE,
 )
 # A preamble that names what follows a rule: "house style: early returns over nested ifs",
@@ -382,6 +384,10 @@ _PLAN_WORD = LazyPattern(
 )
 
 
+# A preamble that says a request follows (blind20).
+_REQUEST_WORD = LazyPattern(r"\b(?:request|favou?r|ask|one\s+thing|small\s+thing)\b", re.IGNORECASE)
+
+
 def _drop_preamble(sentence: str) -> tuple[str, str]:
     """``sentence`` without a short preamble before a colon when what follows is a rule or a
     labelled preference or rule; and the label the preamble gave ("preference", "rule", "")."""
@@ -414,6 +420,10 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
         return rest, ""  # "one small request, if I may: could every column …?"
     if preference(bare):
         return rest, ""  # "ok general thing, for both repos: … give me the commands first …"
+    if _REQUEST_WORD.search(m.group("pre")) and (
+        _standing(bare) or (_IMPERATIVE.match(bare) and _INSTEAD.search(bare))
+    ):
+        return rest, ""  # "and a small request: please call every geometry column geom - not …"
     topic = m.group("pre")
     if (
         len(topic.split()) <= TOPIC_PREAMBLE_MAX_WORDS
@@ -466,6 +476,13 @@ _USE_INSTEAD = LazyPattern(r"^(?:use|switch\s+to|go\s+with|move\s+to)\b", re.IGN
 # "X, not Y" said after a "no"/"wrong": with a name from code it corrects how things are done.
 _BUT_NOT = LazyPattern(r",\s*not\s+\S", re.IGNORECASE)
 _CODE_WORD = LazyPattern(r"\b\w+_\w+\b|\b\w*[a-z][A-Z]\w*\b|\w\(\)|`[^`]+`")
+# "content-defined chunking, fastcdc, not fixed-size blocks": what to use and what not, with
+# no verb, after a "no".
+_THIS_NOT_THAT = LazyPattern(
+    r"^(?!(?:i|we|you|it|they|this|that|there)\b)[\w\-./`]+(?:\s+[\w\-./`]+){0,4}"
+    r"(?:,\s*[\w\-./`]+(?:\s+[\w\-./`]+){0,3})?,\s*not\s+[\w\-./`]+(?:\s+[\w\-./`]+){0,3}[.!]?$",
+    re.IGNORECASE,
+)
 # "no, steady_clock for anything timing": a correction that leaves out its "use".
 _FOR_ANYTHING = LazyPattern(
     r"^`?[\w.:/<>\-]+(?:\(\))?`?\s+for\s+(?:anything|everything|all|any|every|each)\b",
@@ -521,6 +538,8 @@ def _says_instead(fact: str, after_no: bool) -> bool:
         return False
     if _FOR_ANYTHING.match(fact):
         return True
+    if _THIS_NOT_THAT.match(fact) and not _REPORT.search(fact):
+        return True  # "nah — content-defined chunking, fastcdc, not fixed-size blocks" (blind20)
     return bool(_BUT_NOT.search(fact) and _CODE_WORD.search(fact))
 
 
@@ -627,6 +646,12 @@ def user_signals(prompt: str) -> list[Signal]:
 _PLAIN_RULE = LazyPattern(r"^(?:never|always|don'?t|do\s+not)\s", re.IGNORECASE)
 
 
+_SCRATCH_USE = LazyPattern(
+    r"^(?:scratch|forget|ditch|drop|lose)\s+(?P<old>(?:the\s+)?[\w@./\-]+(?:\s+[\w@./\-]+){0,2}?)"
+    r"\s*(?:\s[-\u2013\u2014]\s|[,;]\s*)(?:just\s+|and\s+)?use\s+(?P<new>[\w@./\-]+(?:\s+[\w@./\-]+){0,4}?)"
+    r"\s*[.!]?$",
+    re.IGNORECASE,
+)
 # "not Model.query - that's the legacy api": what a "no" refused, with why (blind18).
 # "hm, not moment pls, it's basically in maintenance mode" (blind19): "pls" says it too.
 _REFUSED = LazyPattern(
@@ -697,6 +722,12 @@ def _signals(text: str) -> list[Signal]:
             if no_to and not _NOT_X_Y.match(sentence):
                 # What to do instead comes in the next sentence, said after this "no".
                 refused, carried = (no_to.group("old").rstrip(".!"), len(out), -1), {"no"}
+            scratch = _SCRATCH_USE.match(sentence)
+            if scratch:
+                # "scratch the aws sdk - use minio-go/v7" (blind20): one correction, whole.
+                new, was = scratch.group("new").rstrip(".!"), scratch.group("old")
+                out.append(Signal("correction", tidy(f"Use {new} instead of {was}"), line))
+                continue
             rest, labelled = _drop_preamble(sentence)
             if rest == sentence:
                 rest = _drop_dash_preamble(sentence)
