@@ -479,7 +479,8 @@ _CODE_WORD = LazyPattern(r"\b\w+_\w+\b|\b\w*[a-z][A-Z]\w*\b|\w\(\)|`[^`]+`")
 # "content-defined chunking, fastcdc, not fixed-size blocks": what to use and what not, with
 # no verb, after a "no".
 _THIS_NOT_THAT = LazyPattern(
-    r"^(?!(?:i|we|you|it|they|this|that|there)\b)[\w\-./`]+(?:\s+[\w\-./`]+){0,4}"
+    r"^(?!(?:i|we|you|it|they|this|that|there)\b)"
+    r"(?!.*\b(?:is|are|was|were|has|have|had|does|did|goes|went|'s)\b)[\w\-./`]+(?:\s+[\w\-./`]+){0,4}"
     r"(?:,\s*[\w\-./`]+(?:\s+[\w\-./`]+){0,3})?,\s*not\s+[\w\-./`]+(?:\s+[\w\-./`]+){0,3}[.!]?$",
     re.IGNORECASE,
 )
