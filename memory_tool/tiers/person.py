@@ -183,7 +183,9 @@ _PREFERENCE = LazyPattern(
       | (?:don't|do\s+not|never)\s+(?:apologi[sz]e|use\s+emojis?|repeat\s+(?:the\s+|my\s+)?question
         |end\s+(?:with|w/)\s+(?:a\s+)?(?:summary|recap))
       # "when I ask how to do something, give me the commands first and the explanation after"
-      | (?:when\s+[iI]\s+ask\b[^,]{0,60},\s*)?(?:always\s+)?(?:give|show)\s+me\s+(?:the\s+)?
+      # "when you answer give me the code first" (blind22)
+      | (?:when\s+[iI]\s+ask\b[^,]{0,60},\s*|when\s+you\s+(?:answer|reply|respond)\b,?\s*)?
+        (?:always\s+)?(?:give|show)\s+me\s+(?:the\s+)?
         [\w\-]+(?:\s+[\w\-]+)?\s+(?:first|up\s*front|at\s+the\s+top)
       # "don't put a 'next steps' list at the end of every answer": what every answer lacks.
       | (?:don't|dont|do\s+not|never|no)\s+(?:[\w\-'"]+\s+){0,5}?

@@ -233,7 +233,7 @@ def strip_lead_in(text: str) -> tuple[str, set[str]]:
 # I'll say it again - …", "…, as I said", "I'll keep banging on about it").
 SAID_BEFORE = LazyPattern(
     r"""(?:,\s*|\s+[-\u2013\u2014]\s+|^)(?:(?:as|like)\s+i\s+(?:said|mentioned|told\s+you)
-          (?:\s+(?:before|earlier|yesterday|last\s+(?:time|week)))?
+          (?:\s+(?:before|earlier|yesterday|last\s+(?:time|week)|on\s+\w+day))?
         |you\s+know\s+(?:this|that)|for\s+the\s+(?:second|third|fourth|fifth|\w+th|last|hundredth)\s+time
         |i\s+(?:said|mentioned|told\s+you)\s+(?:it|this|that)?[^,;:.\-\u2013\u2014]*?
           (?:\s+and\s+i'?ll\s+say\s+it\s+again)?
@@ -288,7 +288,7 @@ _RULE = LazyPattern(
       | we\s+(?:always|never|don'?t|do\s+not)
       | (?:you|we)\s+(?:should|must)\s+(?:always|never|not)
       | prefer\s+\S+.*\b(?:over|to|instead\s+of|rather\s+than)\b
-      | (?:(?:every|all|any|each)\s+|anything\s+|everything\s+)(?:[\w\-.']+\s+){1,5}?
+      | (?:(?:every|all|any|each)\s+|anything\s+|everything\s+|whatever\s+)(?:[\w\-.']+\s+){1,5}?
         (?:has\s+to|have\s+to|must|needs?\s+to)
     )\b""",
     re.IGNORECASE | re.VERBOSE,
@@ -639,7 +639,15 @@ def user_signals(prompt: str) -> list[Signal]:
     if not text or len(text) > LONG_PROSE_MAX_CHARS:
         return []
     if len(text) > PROSE_MAX_CHARS:
-        return [s for s in _signals(text) if s.kind == "rule" and _PLAIN_RULE.match(s.text)]
+        # A long task: only what is said plainly for good, a plain rule anywhere, who the person
+        # is and how they want answers ("hi! quick intro … I'm Niamh, … when you answer give
+        # me the code first …" opened a 774-character first prompt; blind22).
+        return [
+            s
+            for s in _signals(text)
+            if (s.kind == "rule" and (_PLAIN_RULE.match(s.text) or _RULE.match(s.text)))
+            or s.kind in ("identity", "preference")
+        ]
     return _signals(text)
 
 
@@ -658,9 +666,49 @@ _SCRATCH_USE = LazyPattern(
 _REFUSED = LazyPattern(
     r"^not\s+(?!(?:now|yet|really|sure|quite|exactly|that|this|it|bad|too|much|even)\b)"
     r"(?P<old>`?[\w@./()\-]+`?(?:\s+(?!pls\b|please\b)[\w@./()\-]+){0,2}?)"
-    r"(?P<pls>\s+(?:pls|please|plz))?\s*(?:\s[-\u2013\u2014]\s|,\s|[.!]*$)",
+    r"(?P<pls>\s+(?:pls|please|plz))?\s*(?:\s[-\u2013\u2014]\s|,\s|[.!]*$)"
+    # "ugh, no statsmodels please." (blind22)
+    r"|^no\s+(?!(?:problem|worries|need|idea|thanks|rush|hurry)\b)(?P<no_pls>[\w@./\-]+)"
+    r"\s+(?:please|pls|plz)[.!]*$",
     re.IGNORECASE,
 )
+_DASH = re.compile(r"\s[-\u2013\u2014]\s")
+# "don't touch her row btw, an issued invoice is never edited, if …" (blind22): a rule said as
+# one comma part of a clause about today.
+_NEVER_DONE = LazyPattern(
+    r"^(?:an?\s+|the\s+|every\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+){0,2}\s+(?:is|are)\s+"
+    r"(?:never|always|only\s+ever)\s+\w+(?:ed|en)\b[^,;]*$",
+    re.IGNORECASE,
+)
+
+
+def _never_done_part(clause: str) -> str:
+    """The comma part of ``clause`` (not its first) that says how a kind of thing is always or
+    never treated, or ""."""
+    parts = clause.split(", ")
+    if _REPORT.search(parts[0]):
+        return ""  # "the tests failed, the build is never finished": a report goes on
+    for part in parts[1:]:
+        part = part.strip().rstrip(".!")
+        if _NEVER_DONE.match(part) and not _REPORT.search(part):
+            return part
+    return ""
+
+
+# Sentences after a refusal that may say what to do instead.
+REFUSAL_WINDOW_SENTENCES = 3
+# How it is done, said as a fact: "lemmas come from our own lexicon", "the models get fitted in
+# R with lme4".
+_SAID_HOW = LazyPattern(
+    r"^(?:the\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:come|comes|go|goes|live|lives|get|gets|are|is)"
+    r"\s+(?:\w+ed\s+)?(?:from|through|in|with|via|by)\s+\S",
+    re.IGNORECASE,
+)
+
+
+def _instead_at(out: list[Signal], then: int) -> int:
+    """Where among ``out`` from ``then`` the first correction or rule is, or -1."""
+    return next((i for i in range(then, len(out)) if out[i].kind in ("correction", "rule")), -1)
 
 
 _TODAYS_CLEANUP = LazyPattern(
@@ -672,7 +720,7 @@ def _what_instead(out: list[Signal], old: str, start: int, then: int) -> None:
     """The rule said in the sentence after "no, not ``old`` - …" (its signals from ``then``)
     as the correction it is, naming what it replaces; the refusal's own hint (its signals from
     ``start``) goes, as the correction says it."""
-    instead = next((i for i in range(then, len(out)) if out[i].kind in ("correction", "rule")), -1)
+    instead = _instead_at(out, then)
     if instead < 0:
         return
     said = out[instead]
@@ -683,7 +731,13 @@ def _what_instead(out: list[Signal], old: str, start: int, then: int) -> None:
     if old.lower() not in text.lower():
         text = f"{text.rstrip('.')}, not {old}."
     out[instead] = Signal("correction", text, said.line)
-    del out[start:then]
+    # The hints said on the way (the refusal, its reason) go: the correction says them.
+    # "No AutoMapper." said in the refusal itself goes too.
+    out[start:instead] = [
+        x
+        for i, x in enumerate(out[start:instead], start)
+        if x.kind != "heuristic" and not (i < then and old.lower() in x.text.lower())
+    ]
 
 
 def _signals(text: str) -> list[Signal]:
@@ -700,9 +754,9 @@ def _signals(text: str) -> list[Signal]:
         # said in the next sentence, belongs to the correction.
         stopped: Signal | None = None
         # "nope, not Model.query - that's the legacy api. write queries 2.0 style, …": what was
-        # refused, where the signals of the sentence that refused it start, and where those of
-        # the next sentence start (-1 until it comes).
-        refused: tuple[str, int, int] | None = None
+        # refused, where the signals of the sentence that refused it start, where those of the
+        # next sentence start (-1 until it comes), and how many sentences more may say it.
+        refused: tuple[str, int, int, int] | None = None
         for sentence in sentences(line):
             # "no. use httpx", "ugh, no. never allocate in processBlock": a sentence of lead-ins
             # alone lends them to the next one.
@@ -713,16 +767,25 @@ def _signals(text: str) -> list[Signal]:
             sentence, lead = strip_lead_in(sentence)
             lead, carried = lead | carried, set()
             if refused is not None and refused[2] < 0:
-                refused = (refused[0], refused[1], len(out))
+                refused = (refused[0], refused[1], len(out), REFUSAL_WINDOW_SENTENCES)
             elif refused is not None:
-                _what_instead(out, refused[0], refused[1], refused[2])
-                refused = None
+                if _instead_at(out, refused[2]) >= 0 or refused[3] <= 1:
+                    _what_instead(out, refused[0], refused[1], refused[2])
+                    refused = None
+                else:
+                    refused = (refused[0], refused[1], refused[2], refused[3] - 1)
+            if refused is not None and _SAID_HOW.match(sentence) and not _REPORT.search(sentence):
+                # "hmm no, not stanza. it's trained on … lemmas come from our own lexicon, …"
+                # (blind22): how it is done instead, said as a fact.
+                out.append(Signal("rule", tidy(_DASH.split(sentence, maxsplit=1)[0]), line))
+                continue
             no_to = _REFUSED.match(sentence)
-            if no_to and not ("no" in lead or no_to.group("pls")):
+            if no_to and not ("no" in lead or no_to.group("pls") or no_to.group("no_pls")):
                 no_to = None
             if no_to and not _NOT_X_Y.match(sentence):
-                # What to do instead comes in the next sentence, said after this "no".
-                refused, carried = (no_to.group("old").rstrip(".!"), len(out), -1), {"no"}
+                # What to do instead comes in the next sentences, said after this "no".
+                was = (no_to.group("old") or no_to.group("no_pls")).rstrip(".!")
+                refused, carried = (was, len(out), -1, 0), {"no"}
             scratch = _SCRATCH_USE.match(sentence)
             if scratch:
                 # "scratch the aws sdk - use minio-go/v7" (blind20): one correction, whole.
@@ -787,6 +850,8 @@ def _signals(text: str) -> list[Signal]:
                     # "no, switch to polars" keeps its rewording; "no, switch to main" stays the
                     # correction it was.
                     kind, fact = (said[0] if kind != "correction" else kind), tidy(said[1])
+                if not kind and _never_done_part(clause):
+                    kind, fact = "rule", tidy(_never_done_part(clause))
                 if (
                     not kind
                     and last is not None

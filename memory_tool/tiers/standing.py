@@ -67,7 +67,8 @@ _SETS_HOW = LazyPattern(
     r"""^(?:please\s+)?(?:let'?s|let\s+us)\b
       | \b(?:must|mustn'?t|should|shouldn'?t|shall|ought\s+to|will|to)\s+
         (?:always|never|only\s+ever)\b
-      | \bare\s+(?:always|never)\s+\w+ed\b""",
+      # "speakers are only ever identified by their pseudonym codes" (blind22)
+      | \b(?:are|is)\s+(?:always|never|only\s+ever)\s+\w+ed\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A report of what happened, a plan of the speaker's, a question without its mark, an error
