@@ -94,12 +94,22 @@ def test_a_long_handoff_is_a_pointer_and_the_handoff_keeps_its_budget(project: P
 
 
 def test_a_handoff_older_than_the_latest_session_summary_is_reported_stale(project: Path) -> None:
-    write_handoff(project, "# Handoff\n- Rename the billing tables (MARKER-OLD).\n", 3 * 86_400)
+    write_handoff(
+        project, "# Handoff\n- Rename the billing tables to invoices_* (MARKER-OLD).\n", 3 * 86_400
+    )
     cold = paths.palace_dir("cold") / paths.project_key(project)
     write_memory(cold, "2026-11-29-abcdef12.md", "Task: tune the exporter.", type_="cold")
     with open_index() as idx:  # the Scribe indexes each summary it writes
         idx.refresh(project)
-    text = brief(project, session="s-stale")
+    # A later session of other work leaves the handoff's work open (tiers/open_work.py).
+    assert "MARKER-OLD" in brief(project, session="s-open")
+    write_memory(
+        cold, "2026-11-30-bcdef123.md",
+        "Task: rename the billing tables to invoices_ and fix the views.", type_="cold",
+    )  # fmt: skip
+    with open_index() as idx:
+        idx.refresh(project)
+    text = brief(project, "resume", session="s-stale")
     assert "MARKER-OLD" not in text
     assert "is older than the latest session summary" in text and "not loaded" in text
     (paths.state_root() / "config.yaml").write_text("handoff:\n  stale_after_hours: 200\n")
@@ -116,7 +126,9 @@ def test_a_handoff_is_stale_once_a_later_session_here_did_substantial_work(
     paths.state_root().mkdir(parents=True, exist_ok=True)
     (paths.state_root() / "config.yaml").write_text("handoff:\n  stale_after_hours: 10000\n")
     write_handoff(
-        project, "# Handoff\n- Next: rename the billing tables (MARKER-MOVED).\n", 12 * 86_400
+        project,
+        "# Handoff\n- Next: idempotency keys for POST /charges (MARKER-MOVED).\n",
+        12 * 86_400,
     )
     assert "MARKER-MOVED" in brief(project, session=LONG_SID)  # the next session gets it
     transcript = install_transcript("tiers_long", project)  # and edits 5+ files
@@ -129,6 +141,52 @@ def test_a_handoff_is_stale_once_a_later_session_here_did_substantial_work(
     # A new handoff is a new one.
     write_handoff(project, "# Handoff\n- Next: the exporter (MARKER-NEW).\n", age_s=-5)
     assert "MARKER-NEW" in prompt_context(project, "where were we?", "s-after-2")
+
+
+def test_a_later_session_of_other_work_leaves_the_handoff_open(project: Path) -> None:
+    """Six held-out weeks: "stop here, next time X", a session of other work, then "where did
+    we leave off?" expected X back. Only a session that works on the handoff's work (its files
+    or its words) moves past it."""
+    paths.state_root().mkdir(parents=True, exist_ok=True)
+    (paths.state_root() / "config.yaml").write_text("handoff:\n  stale_after_hours: 10000\n")
+    write_handoff(
+        project, "# Handoff\n## Next\n- Rename the ledger tables (MARKER-OPEN).\n", 12 * 86_400
+    )
+    transcript = install_transcript("tiers_long", project)  # idempotency keys: other work
+    assert run_hook("Stop", payload("Stop", "tiers_long", project, transcript)).returncode == 0
+    later = prompt_context(project, "where were we?", "s-after")
+    assert "MARKER-OPEN" in later and "older than later work" not in later
+
+
+def test_a_plan_said_at_a_sessions_end_comes_back_after_a_session_of_other_work(
+    project: Path,
+) -> None:
+    """ "lets stop here, next time the repack part" with no handoff file: the summary of that
+    session holds the plan, and "where did we leave off?" gets it after a later session of
+    other work, not after a session that worked on it."""
+    cold = paths.palace_dir("cold") / paths.project_key(project)
+    write_memory(cold, "2026-11-27-aaaa0001.md", "Task: the backup command.\n\n## Files changed "
+                 "(1)\n- cmd/backup.go\n## Stats\n3 prompts, 9 tool calls, 1 files edited",
+                 type_="cold")  # fmt: skip
+    write_memory(cold, "2026-11-28-aaaa0002.md", "Task: prune unreferenced data.\nResult: Stopping "
+                 "here. Next time: repack packs that are less than half live (PLAN-7).\n\n## Files "
+                 "changed (1)\n- internal/repo/prune.go\n## Stats\n4 prompts, 12 tool calls, 1 "
+                 "files edited", type_="cold")  # fmt: skip
+    write_memory(cold, "2026-11-29-aaaa0003.md", "Task: keelback check reads every pack back.\n\n"
+                 "## Files changed (1)\n- internal/repo/check.go\n## Stats\n3 prompts, 8 tool "
+                 "calls, 1 files edited", type_="cold")  # fmt: skip
+    with open_index() as idx:
+        idx.refresh(project)
+    text = prompt_context(project, "morning. where did we leave off in this repo?", "s-plan")
+    assert "PLAN-7" in text and inject.OPEN_PLAN_HEADING.strip() in text
+    assert "keelback check" in text  # the latest session as before
+    # A session that works on it takes it up: no longer open.
+    write_memory(cold, "2026-11-30-aaaa0004.md", "Task: repack the half-live packs after prune.\n"
+                 "\n## Files changed (1)\n- internal/repo/repack.go\n## Stats\n3 prompts, 8 "
+                 "tool calls, 1 files edited", type_="cold")  # fmt: skip
+    with open_index() as idx:
+        idx.refresh(project)
+    assert "PLAN-7" not in prompt_context(project, "where did we leave off?", "s-plan-2")
 
 
 def test_a_short_later_session_leaves_the_handoff_as_it_is(project: Path) -> None:
@@ -457,3 +515,23 @@ def test_the_summary_of_the_session_that_wrote_the_handoff_does_not_come_with_it
         idx.refresh(project)
     got = prompt_context(project, "where were we?", "s-two")
     assert "MARKER-GIFT" in got and "SUMMARY-OTHER" in got
+
+
+def test_what_counts_as_working_on_a_plan() -> None:
+    from memory_tool.tiers.open_work import plan_line, plan_part, related
+
+    plan = "Next time: repack packs that are less than half live, then upload the new index."
+    others = [
+        "Task: packer. Blobs go into packs, one index per upload.",
+        "Task: check reads every pack back and verifies the index.",
+        "Task: prune drops unused packs and rewrites the index.",
+    ]
+    # "packs" and "index" are in every session of the tool: no sign of this work.
+    assert not related(plan, others[1], others)
+    assert related(plan, "Task: repack the half-live packs.", others)
+    # A file named in both is the same work; without the others two shared words are needed.
+    assert related("Finish lib/checkin/door_client.dart", "edited lib/checkin/door_client.dart")
+    assert not related("Finish the QR check-in at the door", "Push goes through FCM; the door")
+    assert plan_part("# Handoff\n## Done\n- a\n## Next\n- b (X)\n") == "- b (X)"
+    assert plan_line("Task: x\nResult: Stopping here. Next time: the repack part.") != ""
+    assert plan_line("Task: x\nResult: done, the tests pass.") == ""

@@ -324,8 +324,9 @@ def moved_past(handoff: HandoffFile) -> bool:
 
 def note_later_work(state: dict[str, Any], cwd: str | Path, cfg: dict[str, Any]) -> None:
     """At Stop: a substantial session that started after the working tree's handoff was written
-    has moved past it; later sessions are told it is stale instead of being given it. Costs
-    nothing for a session that is not substantial, one stat otherwise."""
+    and worked on what it left (``open_work.related``) has moved past it; later sessions are
+    told it is stale instead of being given it. Costs nothing for a session that is not
+    substantial, one stat and one small read otherwise."""
     import time
 
     if not substantial(state, cfg):
@@ -335,4 +336,9 @@ def note_later_work(state: dict[str, Any], cwd: str | Path, cfg: dict[str, Any])
         return  # none, or written during this session (its own handoff)
     if moved_past(found):
         return
+    from .open_work import plan_part, related, session_text
+
+    text = read_handoff(found)
+    if text is not None and not related(plan_part(text), session_text(state)):
+        return  # other work: the handoff's is still open (open_work)
     _update_record(found, {"moved_past_by": state["session_id"], "moved_past_at": int(time.time())})

@@ -379,6 +379,73 @@ def latest_cold_units(
     )
 
 
+def worked_on_since(idx: Index, project: str, since: float, text: str) -> bool:
+    """Whether a session summarised after ``since`` worked on what the handoff ``text`` left
+    (``open_work.related``), or the handoff is older than ``open_work.OPEN_MAX_DAYS``."""
+    import time
+
+    from .open_work import OPEN_MAX_DAYS, plan_part, related
+
+    if time.time() - since > OPEN_MAX_DAYS * 86_400:
+        return True
+    plan = plan_part(text)
+    rows = [e for e in idx.entries(source="cold", project=project) if is_text(e)]
+    texts = [f"{e.description}\n{e.body}" for e in rows]
+    return any(
+        related(plan, t, texts[:i] + texts[i + 1 :])
+        for i, (e, t) in enumerate(zip(rows, texts, strict=True))
+        if e.mtime_ns / 1e9 > since
+    )
+
+
+# A plan left open by an earlier session: a line and its task, no more.
+OPEN_PLAN_HEADING = "## Left open by an earlier session (cold memory)\n"
+OPEN_PLAN_BUDGET_TOKENS = 150
+
+
+def open_plan_units(
+    idx: Index,
+    project: str,
+    exclude_session: str,
+    budget: int,
+    max_chars: int,
+    exclude: frozenset[str] | set[str] = frozenset(),
+) -> list[Unit]:
+    """The plan an earlier session (not the latest) left at its end ("next time the repack
+    part") when no later session worked on it (``open_work``): its task and its plan line."""
+    import datetime as dt
+
+    from .open_work import LOOKBACK_SESSIONS, OPEN_MAX_DAYS, plan_line, related
+
+    key = session_key(exclude_session)[:8] if exclude_session else ""
+    rows = [
+        e
+        for e in idx.entries(source="cold", project=project)
+        if not (key and e.name.endswith(key)) and is_text(e) and cold_has_substance(e.body)
+    ]
+    rows.sort(key=lambda e: (e.updated or e.created, e.mtime_ns, e.path), reverse=True)
+    for i, entry in enumerate(rows[1 : 1 + LOOKBACK_SESSIONS], start=1):
+        plan = plan_line(entry.body)
+        if not plan:
+            continue
+        day = entry.updated or entry.created
+        newest = rows[0].updated or rows[0].created
+        try:
+            old = (dt.date.fromisoformat(newest) - dt.date.fromisoformat(day)).days
+        except ValueError:
+            old = 0
+        if entry.id in exclude or old > OPEN_MAX_DAYS:
+            return []
+        texts = [f"{e.description}\n{e.body}" for e in rows]
+        others = texts[:i] + texts[i + 1 :]
+        if any(related(plan, t, others) for t in texts[:i]):
+            return []  # taken up since
+        task = next((x for x in cold_body_lines(entry.body) if x.startswith("Task:")), "")
+        lines = [f"- {day} [{entry.id}]: {unit_text(plan)}"] + ([f"  {task}"] if task else [])
+        return _pack(OPEN_PLAN_HEADING, lines, idx.count_cached, budget, max_chars)
+    return []
+
+
 def cold_latest_heading(entry_id: str) -> str:
     return f"{COLD_LATEST_HEADING[:-1]} [{entry_id}]\n"
 
@@ -421,7 +488,9 @@ def handoff_units(
             "session that started after it did substantial work): not loaded, since it moved "
             "on. Read it only if it still applies.\n"
         ]
-    elif is_stale(found, latest_at, cfg if cfg is not None else load_config()):
+    elif is_stale(found, latest_at, cfg if cfg is not None else load_config()) and (
+        text is None or worked_on_since(idx, paths.project_key(cwd), found.mtime, text)
+    ):
         lines = [
             f"- {where} (written {written}) is older than the latest session summary "
             f"({_day(latest_at or 0)}): not loaded, since later sessions moved on. Read it "
@@ -574,6 +643,13 @@ def units_for(
             after_handoff=any(u.text.startswith(HANDOFF_QUOTE) for u in handed)
             or holds_handoff(exclude),
         )  # fmt: skip
+        if situation == "resume" and not topic and not handed:
+            # "where did we leave off?" after a session of other work: the plan still open.
+            tokens_left, chars_left = left()
+            units += open_plan_units(
+                idx, project, sid, min(OPEN_PLAN_BUDGET_TOKENS, tokens_left), chars_left,
+                exclude=exclude,
+            )  # fmt: skip
     elif cold == "search":
         found = search(
             idx, prompt, limit=MAX_COLD_HITS, project=project, sources=("cold",),
