@@ -367,6 +367,12 @@ _THING_PREAMBLE = LazyPattern(
 )
 
 
+# "no cobra, no urfave/cli, no cli framework at all": what is never used, listed (blind20).
+_NO_LIST = LazyPattern(
+    r"^no\s+(?!problem|worries|need|idea|thanks)[\w./\-]+(?:\s+[\w./\-]+){0,3}?"
+    r"(?:,\s*(?:and\s+|or\s+)?no\s+[\w./\-]+(?:\s+[\w./\-]+){0,4}?)+\s*(?:[.!]|$|\s[-\u2013\u2014]\s)",
+    re.IGNORECASE,
+)
 # A preamble that says the rule after it was said before (blind17).
 _SAME_AS_BEFORE = LazyPattern(
     r"\bsame\s+(?:deal|thing|rule|story|as\s+(?:before|always|ever|last\s+time|yesterday))\b"
@@ -399,6 +405,8 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     if labelled and m is not None and _NTH_RULE.search(m.group("pre")):
         labelled = False  # "first rule: fastqc on all raw fastqs": a pipeline's rule, a task
     most = LABELLED_PREAMBLE_MAX_WORDS if labelled else PREAMBLE_MAX_WORDS
+    if m and _NO_LIST.match(strip_lead_in(m.group("rest"))[0]):
+        most = LABELLED_PREAMBLE_MAX_WORDS  # "…, and its a hill i will die on: no cobra, no …"
     if not m or len(m.group("pre").split()) > most:
         return sentence, ""
     rest = m.group("rest")
@@ -407,7 +415,7 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     if labelled and not _REPORT.search(sentence) and not _SAYS_SOMETHING.search(m.group("pre")):
         return rest, "rule"
     bare, _ = strip_lead_in(rest)
-    if _RULE.match(bare) or _OPENS_A_RULE.match(bare):
+    if _RULE.match(bare) or _OPENS_A_RULE.match(bare) or _NO_LIST.match(bare):
         return rest, ""
     if _SAME_AS_BEFORE.search(m.group("pre")) and _standing(bare):
         return rest, ""  # "same deal as the ajax thing yesterday: nothing goes live without …"
@@ -559,7 +567,8 @@ def _user_kind(fact: str, lead: set[str]) -> str:
         return ""
     purpose = _PURPOSE.match(fact)
     order = fact[purpose.end() :] if purpose and not ONE_OFF.search(fact) else fact
-    if "remember" in lead or polite or _RULE.match(fact) or _STANDING_ORDER.match(fact):
+    said_for_good = _RULE.match(fact) or _STANDING_ORDER.match(fact) or _NO_LIST.match(fact)
+    if "remember" in lead or polite or said_for_good:
         kind = "rule"
     elif _IMPERATIVE.match(order) and ("no" in lead or _INSTEAD.search(order)):
         kind = "correction"
