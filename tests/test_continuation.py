@@ -71,6 +71,9 @@ def _cold(project: Path, task: str, body: str) -> None:
         ("resume the migration work", ["migration"]),
         ("where were we?", []),
         ("where did we leave off with the plan?", []),  # no topic: "where were we?"
+        # blind19/20: the project itself named, no topic in it.
+        ("morning. where did we leave this app?", []),
+        ("where did we leave off in the warehouse?", []),
         ("continue", []),
         ("continue the refactor of the payments module and add tests for every new path", []),
         ("add a created_at column to the disputes table", []),

@@ -278,7 +278,10 @@ _NOT_A_RULE = LazyPattern(
     r"have|need\s+to\s+(?:ask|worry))\b|^never\s*mind\b|^always\s+(?:happy|glad|the\s+same)\b"
     # Pleasantries that open with "no": a week's "ok, no problem, thanks" became an inbox
     # candidate "No problem." that every later brief then announced.
-    r"|^no\s+(?:problem|problems|worries|thanks|thank\s+you|need|rush|hurry|idea)\b",
+    r"|^no\s+(?:problem|problems|worries|thanks|thank\s+you|need|rush|hurry|idea)\b"
+    # "no task, just wanted to say 0.3 got 40 stars" (blind20): a hello, which as a hint made
+    # the session one of substance, the latest for "where were we?".
+    r"|^no\s+(?:task|tasks|question|questions|request|agenda)\b",
     re.IGNORECASE,
 )
 _RULE = LazyPattern(

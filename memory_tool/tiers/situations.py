@@ -113,7 +113,10 @@ _CONTINUE_FILLER = frozenset(
     "morning afternoon evening last time session day days week before ago again from on with "
     "the our my back return finish finished finishing wrap up off get done remind next here over "
     "what middle doing before making still open unfinished pending outstanding undone half "
-    "built anything todo todos leftover loose ends in".split()
+    "built anything todo todos leftover loose ends in "
+    # What names the whole project, not a topic in it: "where did we leave this app?", "where
+    # did we leave off in the warehouse?" (blind19, blind20: no topic, so the latest session).
+    "app application codebase site website warehouse tool library package".split()
 )
 # A topic word is found in a text when a word there starts with its first letters
 # ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
