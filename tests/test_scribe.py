@@ -458,6 +458,20 @@ def test_a_session_of_a_question_or_two_gets_no_cold_summary(project: Path, stat
     assert len(list((state / "cold").rglob("*.md"))) == 1
 
 
+def test_a_hello_that_looks_like_a_hint_gets_no_cold_summary(project: Path, state: Path) -> None:
+    # blind20: "morning! no task, just wanted to say 0.3 got 40 stars" was a hint for the inbox,
+    # which made the hello a session of substance and the latest for "where were we?".
+    asks = ["morning! nope, nothing to fix today, just saying the release got 40 stars overnight"]
+    transcript = _chat(project, IDLE_SID, asks)
+    end = {"session_id": IDLE_SID, "transcript_path": str(transcript), "cwd": str(project),
+           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}  # fmt: skip
+    assert run_hook("SessionEnd", end).returncode == 0
+    state_now = load_state(IDLE_SID)
+    assert state_now is not None and state_now["notes"]  # a hint was read
+    assert {n["signal"] for n in state_now["notes"]} == {"heuristic"}
+    assert not list((state / "cold").rglob("*.md"))
+
+
 def test_an_idle_sessions_summary_is_never_the_latest_earlier_session(
     project: Path, state: Path
 ) -> None:

@@ -183,12 +183,13 @@ IDLE_SESSION_MAX_PROMPTS = 2
 
 def has_substance(state: dict[str, Any]) -> bool:
     """The session did something (a tool call, an edited file), decided or noted something (a
-    tagged lesson, a correction, an open blocker), was compacted, or went on for more than
-    IDLE_SESSION_MAX_PROMPTS prompts."""
+    tagged lesson, a correction, an open blocker; not a mere hint: "morning! no task, just
+    wanted to say …" made a hello the latest session of substance), was compacted, or went on
+    for more than IDLE_SESSION_MAX_PROMPTS prompts."""
     return bool(
         state["tool_calls"]
         or state["files"]
-        or state["notes"]
+        or any(n.get("signal") != "heuristic" for n in state["notes"])
         or state["blockers"]
         or state.get("compact_summary")
         or int(state["prompt_count"]) > IDLE_SESSION_MAX_PROMPTS
