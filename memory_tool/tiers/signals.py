@@ -177,7 +177,8 @@ _LEAD_IN = LazyPattern(
             (?=\s*[,:;.!\-\u2013\u2014])|(?:nah|nope)(?=\s)
             # "close, but the convention here is …": almost right, so a correction follows.
             |(?:close|almost|nearly)(?=\s*,\s*but\b))
-      | (?P<remember>remember(?:\ that)?|note(?:\ that)?|important|fyi|for\ the\ record
+      | (?P<remember>remember(?:\ that)?|note\ that|note(?=\s*[:\-\u2013\u2014,])|important|fyi
+            |for\ the\ record
             |keep\ in\ mind(?:\ that)?|bear\ in\ mind(?:\ that)?|for\ future\ reference
             |just\ so\ you\ know|worth\ knowing|make\ it\ a\ habit\ to
             |make\ a\ habit\ of|don'?t\ forget(?:\ that)?|heads\ up|quick\ note)
@@ -281,7 +282,10 @@ _NOT_A_RULE = LazyPattern(
     r"|^no\s+(?:problem|problems|worries|thanks|thank\s+you|need|rush|hurry|idea)\b"
     # "no task, just wanted to say 0.3 got 40 stars" (blind20): a hello, which as a hint made
     # the session one of substance, the latest for "where were we?".
-    r"|^no\s+(?:task|tasks|question|questions|request|agenda)\b",
+    r"|^no\s+(?:task|tasks|question|questions|request|agenda)\b"
+    # "leave me a note so i can pick this up next time" asks for a handoff (blind22).
+    r"|^(?:leave|write|drop)\s+(?:me\s+|us\s+)?(?:a\s+)?(?:short\s+)?(?:note|handoff|summary)\b"
+    r"|^write\s+(?:it\s+)?down\s+where\b",
     re.IGNORECASE,
 )
 _RULE = LazyPattern(
