@@ -115,7 +115,9 @@ _RULE_OPENER = (
     r"make\s+sure|prefer|use)\b"
 )
 _CLAUSE_BREAK = LazyPattern(
-    rf";\s+|\s*[\u2014\u2013]\s+|\s+-\s+(?={_RULE_OPENER})|,?\s+(?:and|but|also|then)\s+(?={_RULE_OPENER})",
+    rf";\s+|\s*[\u2014\u2013]\s+|\s+-\s+(?={_RULE_OPENER})|,?\s+(?:and|but|also|then)\s+(?={_RULE_OPENER})"
+    # "a table of the 6 clearest examples - and examples always get glossed leipzig style" (blind22)
+    r"|\s+-\s+(?=and\s+[\w\-]+(?:\s+[\w\-]+)?\s+(?:always|never)\s)",
     re.IGNORECASE,
 )
 

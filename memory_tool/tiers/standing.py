@@ -68,7 +68,8 @@ _SETS_HOW = LazyPattern(
       | \b(?:must|mustn'?t|should|shouldn'?t|shall|ought\s+to|will|to)\s+
         (?:always|never|only\s+ever)\b
       # "speakers are only ever identified by their pseudonym codes" (blind22)
-      | \b(?:are|is)\s+(?:always|never|only\s+ever)\s+\w+ed\b""",
+      | \b(?:are|is)\s+(?:always|never|only\s+ever)\s+\w+ed\b
+      | \b(?:always|never)\s+gets?\s+\w+ed\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A report of what happened, a plan of the speaker's, a question without its mark, an error
