@@ -53,6 +53,7 @@ def test_prompts_are_recognised(situation: str) -> None:
         ("Where did we leave off with the parser?", "resume"),
         ("what was left over from yesterday?", "resume"),  # blind3
         ("remind me what's next here", "resume"),
+        ("morning. where did we leave this app?", "resume"),  # blind19: no "off", no topic
         ("what was I in the middle of before I left yesterday?", "resume"),  # blind4
         ("where did I leave things here?", "resume"),
         ("continue the refactor of the payments module and add tests for every new path", "new"),

@@ -25,9 +25,9 @@ RELATED_MIN_WORDS = 2
 # "check-in" aside).
 KEY_PREFIX = 6
 KEY_MIN_LETTERS = 4
-# A word in more than this share of a project's other sessions says nothing about which work a
-# session did.
-DISTINCT_MAX_SHARE = 0.25
+# A word in at most this share of a project's other sessions is rare: two rare words shared say
+# a session worked on a plan (one only when no other session uses it).
+DISTINCT_MAX_SHARE = 0.1
 # Past this many days an open plan is history whatever came after it.
 OPEN_MAX_DAYS = 14
 # Earlier sessions looked at for a plan left open, newest first (the latest one is given anyway).
@@ -67,18 +67,20 @@ def file_names(text: str) -> set[str]:
 
 def related(plan: str, later: str, others: list[str] | None = None) -> bool:
     """Whether ``later`` (a session's task, files and summary) works on ``plan``. With
-    ``others`` (the project's other session summaries), one shared word that few of them use
-    is enough, and words most of them use count for nothing: "packs" and "index" are in every
-    session of a backup tool, "repack" only in the one that planned it."""
+    ``others`` (the project's other session summaries), by how rare the shared words are:
+    "packs" and "index" are in many sessions of a backup tool, "repack" only in the one that
+    planned it."""
     if file_names(plan) & file_names(later):
         return True
     shared = key_words(plan) & key_words(later)
     if others is None:
         return len(shared) >= RELATED_MIN_WORDS
-    most = max(1, int(len(others) * DISTINCT_MAX_SHARE))
-    seen = [key_words(o) for o in others]
-    rare = {w for w in shared if sum(w in words for words in seen) <= most}
-    return bool(rare)
+    seen = [key_words(o) for o in others if o != later]
+    most = int(len(seen) * DISTINCT_MAX_SHARE)
+    uses = {w: sum(w in words for words in seen) for w in shared}
+    # A word only the plan and this session use is the work itself ("repack"); words a few
+    # other sessions use ("index" in a backup tool) count two together.
+    return any(n == 0 for n in uses.values()) or sum(n <= most for n in uses.values()) >= 2
 
 
 def plan_part(text: str) -> str:

@@ -50,6 +50,8 @@ _RESUME_PHRASES = (
     "what are the next steps", "what was i in the middle of", "what were we in the middle of",
     "what was i doing", "where did i leave things", "where did we leave things",
     "where i left things", "where we left things",
+    # "where did we leave this app?" (blind19): the project named, no topic in it.
+    "where did we leave", "where did i leave",
 )  # fmt: skip
 # A question about what the last session left: "was anything left half-built last time?",
 # "remind me what's still open in here from last time?". Both halves, in a question: "last
