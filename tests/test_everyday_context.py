@@ -144,7 +144,7 @@ def test_a_handoff_is_stale_once_a_later_session_here_did_substantial_work(
 
 
 def test_a_later_session_of_other_work_leaves_the_handoff_open(project: Path) -> None:
-    """Six held-out weeks: "stop here, next time X", a session of other work, then "where did
+    """Two held-out weeks: "stop here, next time X", a session of other work, then "where did
     we leave off?" expected X back. Only a session that works on the handoff's work (its files
     or its words) moves past it."""
     paths.state_root().mkdir(parents=True, exist_ok=True)

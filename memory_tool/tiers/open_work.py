@@ -2,7 +2,8 @@
 repack part"), stays open until a later session works on it, not merely until a later session
 does something else.
 
-Six held-out weeks ended the same way: a session stopped with a plan, the next session of the
+Two held-out weeks (blind19, blind20: three plans) ended the same way: a session stopped with a
+plan, the next session of the
 project did unrelated work (a new endpoint, a settings page), and on the last day "where did we
 leave off?" got only that unrelated session, since a later substantial session made the
 handoff history (``handoff.moved_past``, ``handoff.is_stale``) and "where were we" gives the
