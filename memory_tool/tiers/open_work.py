@@ -3,13 +3,12 @@ repack part"), stays open until a later session works on it, not merely until a 
 does something else.
 
 Two held-out weeks (blind19, blind20: three plans) ended the same way: a session stopped with a
-plan, the next session of the
-project did unrelated work (a new endpoint, a settings page), and on the last day "where did we
-leave off?" got only that unrelated session, since a later substantial session made the
-handoff history (``handoff.moved_past``, ``handoff.is_stale``) and "where were we" gives the
-latest session alone. A person expects the unfinished thread back. What counts as working on it
-is said by words without meaning (``related``): the plan and the later session's task, files
-and summary share two key words or a file's name.
+plan, the next session of the project did unrelated work (a new endpoint, a settings page), and
+on the last day "where did we leave off?" got only that unrelated session, since a later
+substantial session made the handoff history (``handoff.moved_past``, ``handoff.is_stale``) and
+"where were we" gives the latest session alone. A person expects the unfinished thread back.
+What counts as working on it is said by words without meaning (``related``): a file's name both
+name, or key words the plan and the later session share that few other sessions use.
 """
 
 from __future__ import annotations
