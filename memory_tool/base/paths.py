@@ -12,6 +12,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 # Claude Code cuts sanitised project names at 200 characters and appends a hash of the full path.
 MAX_PROJECT_KEY_CHARS = 200
@@ -175,23 +176,36 @@ _CALL = _thread._local()
 
 
 class one_call:  # noqa: N801 - used as a function: `with paths.one_call():`
-    """Within the block, ``project_root`` answers each folder once."""
+    """Within the block, ``project_root`` answers each folder once, and ``call_memo`` gives
+    each name one dict."""
 
     def __enter__(self) -> None:
-        self.saved = getattr(_CALL, "roots", None)
-        _CALL.roots = {}
+        self.saved = getattr(_CALL, "memos", None)
+        _CALL.memos = {}
 
     def __exit__(self, *exc: object) -> None:
-        _CALL.roots = self.saved
+        _CALL.memos = self.saved
+
+
+def call_memo(name: str) -> dict[Any, Any] | None:
+    """A dict that lives as long as the current hook call (``one_call``), for answers that
+    cannot change within it; None outside a call (the CLI, a test calling a function)."""
+    memos: dict[str, dict[Any, Any]] | None = getattr(_CALL, "memos", None)
+    if memos is None:
+        return None
+    memo = memos.get(name)
+    if memo is None:
+        memo = memos[name] = {}
+    return memo
 
 
 def project_root(cwd: str | Path) -> Path:
     """The folder Claude Code keys project memory to: the git root, else the directory itself.
     Symlinks are resolved, as Claude Code does."""
     key = os.fspath(cwd)
-    memo: dict[str, Path] | None = getattr(_CALL, "roots", None)
+    memo = call_memo("project_root")
     if memo is not None:
-        hit = memo.get(key)
+        hit: Path | None = memo.get(key)
         if hit is not None:
             return hit
     path = Path(os.path.realpath(key))

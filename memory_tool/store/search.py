@@ -184,9 +184,9 @@ class Coverage:
     """Which of the query's words an entry contains: a word of the entry that starts with the
     query word's first COVERAGE_PREFIX letters (a shorter query word must be a whole word).
 
-    Set look-ups over the entry's alphanumeric runs, not one regex per query word: compiling
-    those cost a prompt hook milliseconds. A query word with other characters (``db_url``) keeps
-    a regex with the same meaning."""
+    Substring look-ups at the start of the entry's alphanumeric runs, not one regex per query
+    word: compiling those cost a prompt hook milliseconds. A query word with other characters
+    (``db_url``) keeps a regex with the same meaning."""
 
     def __init__(self, terms: list[str]) -> None:
         self.n = len(terms)
@@ -219,12 +219,36 @@ class Coverage:
         if not self.n:
             return 0.0
         text = text.lower()
-        runs = _ALNUM_RUN.findall(text)
-        whole = set(runs)
-        starts = {w[:COVERAGE_PREFIX] for w in runs if len(w) >= COVERAGE_PREFIX}
-        found = sum(p in starts for p in self.prefixes) + sum(w in whole for w in self.words)
+        # A search scores 40-130 rows this way: finding the few query words in the text costs
+        # a third of splitting every text into its runs (0.5 ms a prompt at 10,000 files).
+        found = sum(_starts_run(text, p, False) for p in self.prefixes)
+        found += sum(_starts_run(text, w, True) for w in self.words)
         found += sum(1 for p in self.patterns if p.search(text))
         return found / self.n
+
+
+_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_NOT_RUN = re.compile(r"[^a-z0-9]")
+
+
+def _starts_run(text: str, part: str, whole: bool) -> bool:
+    """Whether an alphanumeric run of ``text`` (a match of ``_ALNUM_RUN``) starts with ``part``
+    (alphanumeric itself), or is ``part`` when ``whole``."""
+    end = len(text)
+    i = text.find(part)
+    while i >= 0:
+        if i and text[i - 1] in _RUN_CHARS:
+            # Inside a run: look again after it (a long run is skipped in one step).
+            after = _NOT_RUN.search(text, i)
+            if after is None:
+                return False
+            i = text.find(part, after.start())
+            continue
+        j = i + len(part)
+        if not whole or j == end or text[j] not in _RUN_CHARS:
+            return True
+        i = text.find(part, i + 1)
+    return False
 
 
 def _age_days(created: str, today_ord: int) -> int:
