@@ -521,6 +521,22 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
         # blind16: a UUID handed out as an API key.
         ("move routing onto the GraphHopper API. key is 3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905, "
          "put it wherever keys go", "3e9a71c4-0b5d-4f28-a6e3-d81c2f47b905"),
+        # blind23-25 (the last held-out weeks, on the final code): a LoRaWAN appkey, a Slack
+        # webhook, a password said alone after "login … is still", a secret "from" a console,
+        # "password's", a URL password holding "#" and "!".
+        ("got the first dev board registered on TTN. appkey is 5E0D9C3A71B24F86A1C7E9D3028B6F4A "
+         "and deveui 70B3D57ED005A1F2", "5E0D9C3A71B24F86A1C7E9D3028B6F4A"),
+        ("webhook for #infra-alerts: https://hooks.slack.com/services/T04LRK2PZ/B07QW3N8XJD/"
+         "q8ZfWm2TkR4vLx9NcP1hY6sB", "q8ZfWm2TkR4vLx9NcP1hY6sB"),
+        ("(if you need the console the root login on mgmt is still Tangerine-lobster-1987, I "
+         "know I know)", "Tangerine-lobster-1987"),
+        ("the app-specific shared secret from app store connect is "
+         "4f9c2a7e81d34b0fa6c15e92d7b3a8f0, put it wherever secrets go",
+         "4f9c2a7e81d34b0fa6c15e92d7b3a8f0"),
+        ("the portal login is data.scouting@ our domain and the password's Gaivota_1987 — but",
+         "Gaivota_1987"),
+        ("prod db: postgres://paddle_admin:gL8#vQ2m!Rx7@paddle-db.flycast:5432/paddle_prod",
+         "gL8#vQ2m!Rx7"),
         # blind20: a UUID key after another scheme in an Authorization header.
         ("wants teh header Authorization: Apikey 3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84 . table "
          "+ a poller", "3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84"),
@@ -566,6 +582,9 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "the login page is /auth / signin2, the board serial is 0x1234",
         "login is broken for admin / users page",
         "Authorization: required for every call",
+        "the login is oauth2-based",
+        "the staging login is v2.0.13-rc1",
+        "see https://hooks.slack.com/services for how webhooks work",
     ],
 )
 def test_names_hashes_and_ids_are_not_taken_for_tokens(text: str) -> None:

@@ -208,7 +208,8 @@ _PROSE_PASSWORD = LazyPattern(
     r"""(?<![\w-])(?P<key>(?P<kw>passw(?:or)?d|passphrase|passcode|pwd?
         |(?:binding|seed|recovery|secret|pass)[ \t]+phrase))(?![\w-])
         (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?(?=[ \t]+(?:is|was)\b))?
-        (?:[ \t]+(?:is|was))?[ \t]*[,:]?[ \t]+
+        # "the password's Gaivota_1987" (blind25)
+        (?:'s|[ \t]+(?:is|was))?[ \t]*[,:]?[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[^\s'"`]{6,}
           |[a-z]{4}(?:-[a-z]{4}){3}(?![\w-]))""",
     re.IGNORECASE | re.VERBOSE,
@@ -222,8 +223,11 @@ _PROSE_PASSWORD = LazyPattern(
 # counts (blind18); a value may hold a colon ("my CDS key is 28417:4f1c2e9a-…"; blind17).
 _PROSE_TOKEN = LazyPattern(
     r"""(?<![\w-])(?P<key>(?:[A-Za-z0-9]+_)*(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key
+          # "appkey is 5E0D…" (LoRaWAN's AppKey, NwkKey; blind23)
+          |app[ \t]?key|nwk[ \t]?key|app[ \t]?s[ \t]?key|nwk[ \t]?s[ \t]?key
           |serial|licen[cs]e[ \t_-]?key))(?![\w-])
-        (?:[ \t]+(?:for|of|to)(?:[ \t]+[\w.\-]+){1,4}?)?
+        # "the shared secret from app store connect is …" (blind25)
+        (?:[ \t]+(?:for|of|to|from|on|in)(?:[ \t]+[\w.\-]+){1,4}?)?
         [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.:]{16,})""",
     re.IGNORECASE | re.VERBOSE,
@@ -232,8 +236,13 @@ _PROSE_TOKEN = LazyPattern(
 # Blueberry-Cardigan-88"; blind17): the password, with a letter and a digit.
 _PROSE_LOGIN = LazyPattern(
     r"""(?<![\w-])(?:login|log-in|credentials?|creds)(?![\w-])(?:[ \t]+[\w.\-]+){0,6}?
-        [ \t]+(?:is|are|[:=])[ \t]+[\w.@\-]+[ \t]*/[ \t]*
-        (?P<secret>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])[^\s'"`,]{6,})""",
+        [ \t]+(?:is|are|[:=])[ \t]+(?:
+          [\w.@\-]+[ \t]*/[ \t]*
+          (?P<secret>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])[^\s'"`,]{6,})
+        # "the root login on mgmt is still Tangerine-lobster-1987" (blind24): the password
+        # alone, a word of 8 or more with a letter and a digit that is no path, address or URL.
+        | (?:still[ \t]+)?(?P<alone>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])(?![^\s'"`,]*[/@:])
+            [^\s'"`,]{8,}?)(?=[.,;!)]*(?:\s|$)))""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -299,6 +308,18 @@ _UUID_IN = LazyPattern(
 )
 # A licence serial: five or more groups of 2-5 capitals and digits ("F3-7KQ2-9XPL-M4TD-8WRC").
 _SERIAL_GROUPS = LazyPattern(r"^[A-Z0-9]{2,5}(?:-[A-Z0-9]{2,5}){4,}$")
+
+
+def _login(m: re.Match[str]) -> str:
+    if m.group("secret"):
+        return _splice(m, "secret", "[REDACTED:password]")
+    # Said alone, a password has two digits and a capital or a symbol: "the login is
+    # oauth2-based" names a kind of login.
+    word = m.group("alone")
+    mixed = any(c.isupper() for c in word) or any(c in "!#$%^&*_+=?~" for c in word)
+    if sum(c.isdigit() for c in word) < 2 or not mixed:
+        return m.group(0)
+    return _splice(m, "alone", "[REDACTED:password]")
 
 
 def _prose_token(m: re.Match[str]) -> str:
@@ -409,6 +430,16 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ),
     # Slack bot / user / app-level / refresh tokens.
     ("slack_token", LazyPattern(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), _whole("slack_token")),
+    # Incoming webhooks: the URL is the credential ("https://hooks.slack.com/services/T…/B…/<secret>",
+    # "https://discord.com/api/webhooks/<id>/<token>"; blind24). The host and ids stay.
+    (
+        "webhook_token",
+        LazyPattern(
+            r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Z0-9]+/[A-Z0-9]+/"
+            r"|discord(?:app)?\.com/api/webhooks/\d+/)(?P<secret>[A-Za-z0-9_\-]{16,})"
+        ),
+        _group("webhook_token"),
+    ),
     # Mailgun's API keys: "key-" and 32 hex digits.
     ("mailgun_key", LazyPattern(r"\bkey-[0-9a-f]{32}\b"), _whole("mailgun_key")),
     # OpenAI: sk-…, sk-proj-…, sk-svcacct-…. Must contain a digit, so a long hyphenated
@@ -443,7 +474,8 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     (
         "url_password",
         LazyPattern(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://(?P<user>[^\s:/?#@\[\]]*):(?P<secret>[^\s/?#@]+)@"
+            # A password pasted raw may hold "#" or "?" ("…:gL8#vQ2m!Rx7@paddle-db…"; blind24).
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://(?P<user>[^\s:/?#@\[\]]*):(?P<secret>[^\s/@]+)@"
             r"(?=[A-Za-z0-9\[])"
         ),
         _group("url_password"),
@@ -511,7 +543,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
     ("assignment", _PROSE_TOKEN, _prose_token),
-    ("assignment", _PROSE_LOGIN, _group("password")),
+    ("assignment", _PROSE_LOGIN, _login),
     ("assignment", _PROSE_PASSPHRASE, _passphrase),
     ("random", _RANDOM_WORD, _random_word),
     ("password", _PASSWORD_WORD, lambda m: "[REDACTED:secret]"),
@@ -527,6 +559,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "stripe_key": ("_live_", "_test_"),
     "slack_token": ("xox",),
     "mailgun_key": ("key-",),
+    "webhook_token": ("hooks.slack.com", "/api/webhooks/"),
     "openai_key": ("sk-",),
     "google_api_key": ("aiza",),
     "jwt": ("eyj",),
