@@ -407,6 +407,10 @@ _A_PLACE = LazyPattern(
 )
 # "switch saves to something binary": the value without the word that only says it is one.
 _VAGUE_VALUE = LazyPattern(r"^(?:something|sth|smth|some)\s+(?=\w)", re.IGNORECASE)
+# A value that only points back: "change the red warning to match" (blind23) sets nothing.
+_POINTS_BACK = LazyPattern(
+    r"^(?:match|fit|suit|it|this|that|them|the\s+same|whatever|the\s+new\s+one)\b", re.IGNORECASE
+)
 
 
 def _switch_setting(clause: str) -> tuple[str, str] | None:
@@ -424,7 +428,7 @@ def _switch_setting(clause: str) -> tuple[str, str] | None:
         return None
     what = m.group("what").strip()
     value = _VAGUE_VALUE.sub("", _WHEN.sub("", m.group("value")).strip())
-    if not value or len(value.split()) > SWITCH_VALUE_MAX_WORDS:
+    if not value or len(value.split()) > SWITCH_VALUE_MAX_WORDS or _POINTS_BACK.match(value):
         return None
     # Something exact to keep (a name from code, a version, an acronym), and a thing of the
     # setup: "switch the tab to dark mode" is neither.
@@ -536,12 +540,35 @@ def _dropping(clause: str) -> tuple[str, str] | None:
     return "change", f"{now[:1].upper()}{now[1:]}; we're off {m.group('old')}."
 
 
+# "from monday it's 5 registered nurses on nights minimum" (blind23): a value that holds from a
+# day on.
+_FROM_DAY = LazyPattern(
+    r"""^(?:change\s+of\s+plans?\s*[,:]?\s*)?from\s+(?:(?:next\s+)?(?:monday|tuesday|wednesday|thursday
+        |friday|saturday|sunday|week|month)|today|tomorrow|now\s+on|the\s+\d{1,2}(?:st|nd|rd|th)?)\s*,?\s+
+        (?:it'?s|it\s+is|(?:the|our)\s+[\w\-]+(?:\s+[\w\-]+)?\s+(?:is|are))\s+(?P<value>[^,;]+?)\s*[.!]?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _from_day(clause: str) -> tuple[str, str] | None:
+    """("change", the clause) for a value said to hold from a day on, with a number in it."""
+    s = clause.strip()
+    head, colon, tail = s.partition(": ")
+    s = tail if colon and len(head.split()) <= PREAMBLE_MAX_WORDS else s
+    s = re.sub(r"^change\s+of\s+plans?\s*[,:]?\s*", "", s, flags=re.IGNORECASE)
+    m = _FROM_DAY.match(s)
+    if not m or not re.search(r"\d", m.group("value")) or s.endswith("?"):
+        return None
+    return "change", f"{s[:1].upper()}{s[1:].rstrip('.!')}."
+
+
 def change_said(clause: str) -> tuple[str, str] | None:
     """(kind, text) for a switch or a change said plainly in ``clause``: "correction" (a switch
     between tools, kept as "Use X instead of Y …"), "change" (a fact that changed), "heuristic"
     (the same, for the inbox); None when it says none."""
     said = (
-        _dropping(clause)
+        _from_day(clause)
+        or _dropping(clause)
         or _moved_now(clause)
         or _switch(clause)
         or _move_off(clause)

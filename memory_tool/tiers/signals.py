@@ -24,7 +24,7 @@ import re
 
 from ..base.privacy import LazyPattern, sanitize, strip_injected
 from ..base.record import record
-from .changes import ONE_OFF, PREAMBLE_MAX_WORDS, change_said
+from .changes import ALTERNATIVE_OF, ONE_OFF, PREAMBLE_MAX_WORDS, change_said
 from .person import TRAIT_SAID, identity, preference
 from .standing import IMPERATIVE as _IMPERATIVE
 from .standing import REPORT as _REPORT
@@ -187,7 +187,7 @@ _LEAD_IN = LazyPattern(
       | ok(?:ay)?\ so|so|ok(?:ay)?|also|actually|and|but|oh|well|hm+|btw|by\ the\ way|please|pls
       # "First, class times should always show in the gym's time zone" (blind19)
       | (?:first|second|third|secondly|thirdly|finally|lastly)(?=\s*,)
-      | ugh|argh|meh|sigh|hej|hiya|yo|a+h+|uh+|um+|erm
+      | ugh|argh|meh|sigh|hej|hiya|yo|a+h+|uh+|um+|erm|eh
       | fwiw|tbh|imo|honestly|to\ be\ honest
       | wait|right|yes|yeah|yep|sure|great|thanks|thank\ you|cool|alright|one\ more\ thing
       | hey|hi|hello|morning|good\ morning
@@ -293,6 +293,10 @@ _NOT_A_RULE = LazyPattern(
 _RULE = LazyPattern(
     r"""^(?:
         never|always|don'?t|do\s+not|from\s+now\s+on|going\s+forward|make\s+sure\s+(?:to\s+)?always
+      # "there has to be at least 11 hours between the end of one shift and the next" (blind23)
+      | there\s+(?:(?:has|have)\s+to|must)\s+(?:always\s+)?be\s+(?:at\s+least|at\s+most
+        |no\s+more\s+than|no\s+fewer\s+than|(?:less|more|fewer)\s+than|exactly|a\s+minimum
+        |a\s+maximum|one\s+\w+\s+per)
       | in\s+this\s+(?:project|repo(?:sitory)?|codebase)\b.*\b(?:always|never|don'?t|use|prefer)
       | we\s+(?:always|never|don'?t|do\s+not)
       | (?:you|we)\s+(?:should|must)\s+(?:always|never|not)
@@ -381,6 +385,10 @@ _NO_LIST = LazyPattern(
     r"^no\s+(?!problem|worries|need|idea|thanks)[\w./\-]+(?:\s+[\w./\-]+){0,3}?"
     r"(?:,\s*(?:and\s+|or\s+)?no\s+[\w./\-]+(?:\s+[\w./\-]+){0,4}?)+\s*(?:[.!]|$|\s[-\u2013\u2014]\s)",
     re.IGNORECASE,
+)
+_NAME_THEN = LazyPattern(
+    r"^(?P<who>[A-Za-z\u00c0-\u00ff][a-z\u00df-\u00ff]+\s+here(?:\s*\([^()]{2,40}\))?)\s*[\u2014\u2013]\s+"
+    r"(?P<rest>\S.{8,})$",
 )
 # A preamble that says the rule after it was said before (blind17).
 _SAME_AS_BEFORE = LazyPattern(
@@ -517,6 +525,8 @@ _ERROR_SAID = LazyPattern(r"error|exception|traceback|warning|failed|->|=>", re.
 _PURPOSE = LazyPattern(
     # "because the sites sit in different time zones, we store every timestamp in UTC"
     r"^because\s+[^,;]{3,160},\s+(?=we\s|you\s|always\b|never\b|don'?t\b|please\b|use\b)|"
+    # "whatever the downlink says, never go under 15 minutes between uplinks" (blind23)
+    r"^(?:whatever|no\s+matter\s+(?:what|how))\s+[^,;]{2,80},\s+(?=never\b|always\b|don'?t\b|do\s+not\b)|"
     r"^(?:for|to)\s+(?!(?:this|that|these|those|now|today|the\s+moment)\b)"
     r"(?:[\w\-.'/`]+\s+){0,5}?[\w\-.'/`]+,?\s+(?=(?:use|call|go\s+with|stick\s+with|pick|we\s+use)\b)",
     re.IGNORECASE,
@@ -543,11 +553,32 @@ _CODE_IS_WRONG = LazyPattern(
 )
 
 
+# "we're EU868, not US915", "it's pnpm in this repo, not npm" (blind23): what the project is on,
+# against what it is not, with a name on one side (a digit, a capital, a known tool): "it's a
+# bug, not a feature" is no correction.
+_WE_ARE_X_NOT_Y = LazyPattern(
+    r"^(?:we'?re|we\s+are|it'?s|this\s+is)\s+(?:on\s+|using\s+)?(?P<x>[\w.\-/]+(?:\s+[\w.\-/]+){0,4}?)"
+    r",\s*not\s+(?P<y>[\w.\-/]+)",
+    re.IGNORECASE,
+)
+
+
+def _on_x_not_y(fact: str) -> bool:
+    m = _WE_ARE_X_NOT_Y.match(fact)
+    if not m:
+        return False
+    named = re.compile(r"[A-Z0-9_./]")
+    x, y = m.group("x").split()[0], m.group("y")
+    return any(named.search(w) or w.lower() in ALTERNATIVE_OF for w in (x, y))
+
+
 def _says_instead(fact: str, after_no: bool) -> bool:
     """Whether ``fact`` says what to use or do instead, in the shapes without a leading verb:
     "no X, use Y", "not X, Y", "can we stop using X", and after a "no"/"wrong": "steady_clock
     for anything timing", "raw tables are partitioned on reading_date, not ingestion time"."""
     if _NO_X_USE_Y.match(fact) or _NOT_X_Y.match(fact) or _STOP_DOING.match(fact):
+        return True
+    if _on_x_not_y(fact):
         return True
     wrong = _CODE_IS_WRONG.match(fact)
     if wrong and _CODE_WORD.search(wrong.group("rest")):
@@ -695,7 +726,9 @@ _DASH = re.compile(r"\s[-\u2013\u2014]\s")
 # one comma part of a clause about today.
 _NEVER_DONE = LazyPattern(
     r"^(?:an?\s+|the\s+|every\s+|all\s+|our\s+)?[\w\-]+(?:\s+[\w\-]+){0,2}\s+(?:is|are)\s+"
-    r"(?:never|always|only\s+ever)\s+\w+(?:ed|en)\b[^,;]*$",
+    r"(?:never|always|only\s+ever)\s+\w+(?:ed|en)\b[^,;]*$"
+    # "… get rid of those .unwrap()s too, we never unwrap in this firmware" (blind23)
+    r"|^we\s+(?:never|always|don'?t|do\s+not)\s+\w+[^,;]*$",
     re.IGNORECASE,
 )
 
@@ -713,6 +746,11 @@ def _never_done_part(clause: str) -> str:
     return ""
 
 
+# What to use instead, right after "not X —": "we use date-fns", "use date-fns".
+_INSTEAD_AFTER_DASH = LazyPattern(
+    r"(?:we\s+(?:use|go\s+with|stick\s+with|write|run|have)|use|stick\s+with|go\s+with)\s+[^,;.]+",
+    re.IGNORECASE,
+)
 # Sentences after a refusal that may say what to do instead.
 REFUSAL_WINDOW_SENTENCES = 3
 # How it is done, said as a fact: "lemmas come from our own lexicon", "the models get fitted in
@@ -775,6 +813,7 @@ def _signals(text: str) -> list[Signal]:
         # refused, where the signals of the sentence that refused it start, where those of the
         # next sentence start (-1 until it comes), and how many sentences more may say it.
         refused: tuple[str, int, int, int] | None = None
+        opening = not out  # the prompt's first sentence: "not dayjs — …" refuses on its own
         for sentence in sentences(line):
             # "no. use httpx", "ugh, no. never allocate in processBlock": a sentence of lead-ins
             # alone lends them to the next one.
@@ -798,8 +837,17 @@ def _signals(text: str) -> list[Signal]:
                 out.append(Signal("rule", tidy(_DASH.split(sentence, maxsplit=1)[0]), line))
                 continue
             no_to = _REFUSED.match(sentence)
-            if no_to and not ("no" in lead or no_to.group("pls") or no_to.group("no_pls")):
+            if no_to and not (
+                "no" in lead or no_to.group("pls") or no_to.group("no_pls") or opening
+            ):
                 no_to = None
+            opening = False
+            instead = _INSTEAD_AFTER_DASH.match(sentence[no_to.end() :]) if no_to else None
+            if no_to and instead and no_to.group("old"):
+                # "ugh not dayjs — we use date-fns, it's already in package.json" (blind23)
+                fact = tidy(f"{instead.group(0).rstrip(' ,;.')}, not {no_to.group('old')}")
+                out.append(Signal("correction", fact, line))
+                continue
             if no_to and not _NOT_X_Y.match(sentence):
                 # What to do instead comes in the next sentences, said after this "no".
                 was = (no_to.group("old") or no_to.group("no_pls")).rstrip(".!")
@@ -821,6 +869,11 @@ def _signals(text: str) -> list[Signal]:
                 # "house style: …": said to be a rule.
                 out.append(Signal(labelled, tidy(sentence), line))
                 continue
+            named = _NAME_THEN.match(sentence)
+            if named:
+                # "Bronagh here — change of plan, from monday it's 5 …": who, then what they say.
+                out.append(Signal("identity", tidy(identity(named.group("who"))), line))
+                sentence = named.group("rest")
             who = identity(sentence)
             if who:
                 out.append(Signal("identity", tidy(who), line))

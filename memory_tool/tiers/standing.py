@@ -145,6 +145,18 @@ _NEVER_GOES = LazyPattern(
         |(?:always|only)\s+comes?\s+(?:live\s+)?from\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
+# Who may do something: "only ward managers get to see personal mobile numbers" (blind23).
+_ONLY_WHO = LazyPattern(
+    r"^only\s+(?:the\s+)?[\w\-]+(?:\s+[\w\-]+){0,3}?\s+(?:get\s+to|can|may|are\s+allowed\s+to)\s+\w+",
+    re.IGNORECASE,
+)
+# What a kind of thing always is: "times are always 24h in this app" (blind23). Not "the tests
+# are always failing" (a report) nor "it's always broken".
+_ARE_ALWAYS = LazyPattern(
+    r"^(?!the\b|these\b|those\b|they\b|we\b|you\b|things\b|people\b)(?:[\w\-]+\s+){0,2}[\w\-]+s\s+"
+    r"are\s+always\s+(?!\w+ing\b)\w",
+    re.IGNORECASE,
+)
 # What every new thing of a kind uses, against what it does not: "new components use Svelte 5
 # runes, not export let", "all endpoints use zod, never joi".
 _KIND_USES = LazyPattern(
@@ -285,7 +297,7 @@ def standing(clause: str) -> bool:
         return True
     if _KIND_USES.match(s) or _KIND_STORED.match(s) or _EVERYWHERE.match(s):
         return True
-    if _NEVER_GOES.match(s):
+    if _NEVER_GOES.match(s) or _ONLY_WHO.match(s) or _ARE_ALWAYS.match(s):
         return True
     if _IS_NEVER.match(s) or _OR_ELSE.match(s) or _ALWAYS_HAS_TO.search(s):
         return True
