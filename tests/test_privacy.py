@@ -537,6 +537,16 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "Gaivota_1987"),
         ("prod db: postgres://paddle_admin:gL8#vQ2m!Rx7@paddle-db.flycast:5432/paddle_prod",
          "gL8#vQ2m!Rx7"),
+        # blind26: a key pair said as "public … / private …", and curl's basic auth.
+        ("auth keys for repo.magento.com are public 5e7a1c9d3b2f48a6e0d4c8b1f2a3e9d7 / private "
+         "b91d6e2f0a4c47e8953f1c2d7a8e6b04, and this is the db part",
+         "b91d6e2f0a4c47e8953f1c2d7a8e6b04"),
+        ("auth keys for repo.magento.com are public 5e7a1c9d3b2f48a6e0d4c8b1f2a3e9d7 / private x",
+         "5e7a1c9d3b2f48a6e0d4c8b1f2a3e9d7"),
+        ("i tested the api with curl -u 0c6f3e1ab2d94f7c8e5a6b1d2c3f4e5a:d4a87f2e9c1b4d6a8f0e3c5b7"
+         "a9d1e2f https://panel.sendcloud.sc/api/v2/shipping", "d4a87f2e9c1b4d6a8f0e3c5b7a9d1e2f"),
+        ("i tested the api with curl -u 0c6f3e1ab2d94f7c8e5a6b1d2c3f4e5a:d4a87f2e9c1b4d6a8f0e3c5b7"
+         "a9d1e2f https://panel.sendcloud.sc/api/v2/shipping", "0c6f3e1ab2d94f7c8e5a6b1d2c3f4e5a"),
         # blind20: a UUID key after another scheme in an Authorization header.
         ("wants teh header Authorization: Apikey 3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84 . table "
          "+ a poller", "3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84"),
@@ -583,6 +593,9 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "login is broken for admin / users page",
         "Authorization: required for every call",
         "the login is oauth2-based",
+        "docker run -u 1000:1000 img",
+        "docker run -u root:root img",
+        "the public API is v2",
         "the staging login is v2.0.13-rc1",
         "see https://hooks.slack.com/services for how webhooks work",
     ],

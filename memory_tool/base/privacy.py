@@ -256,6 +256,13 @@ _PROSE_PASSPHRASE = LazyPattern(
         (?P<secret>[a-z]{3,12}(?:[ \t]+[a-z]{3,12}){2,5})(?=[ \t]*(?:[.,;:!(\n]|$))""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A key pair said in prose: "auth keys for repo.magento.com are public 5e7a… / private b91d…"
+# (blind26): each long value (16+ characters with a letter and a digit) after public/private.
+_KEY_PAIR = LazyPattern(
+    r"""(?<![\w-])(?:public|private)(?:[ \t]+key)?[ \t]*[:=]?[ \t]+
+        (?P<secret>(?=[\w\-]*\d)(?=[\w\-]*[A-Za-z])[\w\-]{16,})(?![\w-])""",
+    re.IGNORECASE | re.VERBOSE,
+)
 _PROSE_WORDS = frozenset(
     "the and for with from into onto that this those these than then there their they them "
     "stored kept saved managed rotated set changed reset same different "
@@ -308,6 +315,17 @@ _UUID_IN = LazyPattern(
 )
 # A licence serial: five or more groups of 2-5 capitals and digits ("F3-7KQ2-9XPL-M4TD-8WRC").
 _SERIAL_GROUPS = LazyPattern(r"^[A-Z0-9]{2,5}(?:-[A-Z0-9]{2,5}){4,}$")
+
+
+def _curl_user(m: re.Match[str]) -> str:
+    if m.group("secret").startswith(_REDACTED_PREFIX):
+        return m.group(0)
+    out = _splice(m, "secret", "[REDACTED:password]")
+    user = m.group("user")
+    if _LONG_RANDOM_PART.fullmatch(user):
+        start = m.start("user") - m.start()
+        out = out[:start] + "[REDACTED:token]" + out[start + len(user) :]
+    return out
 
 
 def _login(m: re.Match[str]) -> str:
@@ -440,6 +458,17 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
         ),
         _group("webhook_token"),
     ),
+    # curl's basic auth: `curl -u <user>:<password>` (blind26: a Sendcloud key pair reached the
+    # hot file, a cold summary and a captured memory). The user goes too when it is a key (16+
+    # characters with a letter and a digit).
+    (
+        "curl_user",
+        LazyPattern(
+            r"\bcurl\b[^\n]{0,200}?(?<![\w-])(?:-u|--user)[ \t=]+['\"]?(?P<user>[^\s:'\"]+):"
+            r"(?P<secret>(?=[^\s'\"]*[A-Za-z])[^\s'\"]+)"
+        ),
+        _curl_user,
+    ),
     # Mailgun's API keys: "key-" and 32 hex digits.
     ("mailgun_key", LazyPattern(r"\bkey-[0-9a-f]{32}\b"), _whole("mailgun_key")),
     # OpenAI: sk-…, sk-proj-…, sk-svcacct-…. Must contain a digit, so a long hyphenated
@@ -545,6 +574,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _PROSE_TOKEN, _prose_token),
     ("assignment", _PROSE_LOGIN, _login),
     ("assignment", _PROSE_PASSPHRASE, _passphrase),
+    ("assignment", _KEY_PAIR, _group("secret")),
     ("random", _RANDOM_WORD, _random_word),
     ("password", _PASSWORD_WORD, lambda m: "[REDACTED:secret]"),
 )
@@ -559,6 +589,7 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
     "stripe_key": ("_live_", "_test_"),
     "slack_token": ("xox",),
     "mailgun_key": ("key-",),
+    "curl_user": ("curl",),
     "webhook_token": ("hooks.slack.com", "/api/webhooks/"),
     "openai_key": ("sk-",),
     "google_api_key": ("aiza",),
