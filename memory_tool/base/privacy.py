@@ -318,8 +318,8 @@ _SERIAL_GROUPS = LazyPattern(r"^[A-Z0-9]{2,5}(?:-[A-Z0-9]{2,5}){4,}$")
 
 
 def _curl_user(m: re.Match[str]) -> str:
-    if m.group("secret").startswith(_REDACTED_PREFIX):
-        return m.group(0)
+    if _REDACTED_PREFIX in m.group(0)[m.start("user") - m.start() :]:
+        return m.group(0)  # redacted already: redact() is idempotent
     out = _splice(m, "secret", "[REDACTED:password]")
     user = m.group("user")
     if _LONG_RANDOM_PART.fullmatch(user):
