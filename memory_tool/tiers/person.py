@@ -158,6 +158,10 @@ def identity(sentence: str) -> str:
         text = text[: me.start()].rsplit(",", 1)[0].strip() if "," in text[: me.start()] else ""
         if len(text.split()) < MIN_STATEMENT_WORDS:
             return ""
+    if text.count("(") > text.count(")"):
+        # "The user is Tomás, basically the whole platform team (14 people, I also do IT …)":
+        # a parenthesis the cut left open goes (blind24).
+        text = text[: text.rfind("(")].rstrip(" ,;")
     return text
 
 
@@ -172,6 +176,11 @@ _PREFERENCE = LazyPattern(
           (?:answers|replies|explanations|your\s+(?:responses|explanations|summaries|messages))\s+
           (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple|plain)
       | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
+      # "for anything longer than a few lines put a one-line tl;dr at the top" (blind24)
+      | (?:for\s+(?:anything|everything|any\s+answer)\s+(?:longer|bigger|more)\s+than
+          \s+[^,]{1,40}?,?\s+)?
+        (?:put|give\s+me|start\s+with|add|include)\s+(?:a\s+)?(?:one[- ]line\s+|short\s+)?
+        (?:tl;?dr|summary)\s+(?:at\s+the\s+(?:top|start|beginning))
       | (?:answer|reply|respond|write\s+to\s+me|talk\s+to\s+me|explain\s+(?:things\s+)?)\s*
           (?:in\s+[A-Z][a-z]+|tersely|briefly|concisely|simply|in\s+bullet\s+points
             |in\s+(?:plain|simple)\s+(?:english|language|words|terms))

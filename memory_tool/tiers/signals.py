@@ -175,7 +175,8 @@ _WS = re.compile(r"\s+")
 # correction ones are remembered: "no, use X" is a correction, "use X" alone a task.
 _LEAD_IN = LazyPattern(
     r"""^(?:
-        (?P<no>(?:no+|nope|nah|wrong|not\ like\ that|that'?s\ (?:wrong|not\ right)|not\ quite)
+        (?P<no>(?:no+(?:\ no+)*|nope|nah|wrong|not\ like\ that|that'?s\ (?:wrong|not\ right)
+            |not\ quite)
             (?=\s*[,:;.!\-\u2013\u2014])|(?:nah|nope)(?=\s)
             # "close, but the convention here is …": almost right, so a correction follows.
             |(?:close|almost|nearly)(?=\s*,\s*but\b))
@@ -434,6 +435,8 @@ def _drop_preamble(sentence: str) -> tuple[str, str]:
     bare, _ = strip_lead_in(rest)
     if _RULE.match(bare) or _OPENS_A_RULE.match(bare) or _NO_LIST.match(bare):
         return rest, ""
+    if identity(bare):
+        return rest, ""  # "quick intro since you havent seen this one: I'm Tomás, …" (blind24)
     if _SAME_AS_BEFORE.search(m.group("pre")) and _standing(bare):
         return rest, ""  # "same deal as the ajax thing yesterday: nothing goes live without …"
     if _said_for_good(bare) and not _ERROR_SAID.search(m.group("pre")):
@@ -731,12 +734,24 @@ _NEVER_DONE = LazyPattern(
     r"|^we\s+(?:never|always|don'?t|do\s+not)\s+\w+[^,;]*$",
     re.IGNORECASE,
 )
+# The same said as an order for every case, whatever comes before it: "…, don't ever create IAM
+# users with access keys for humans, …", "same shape as the other buckets, and every resource
+# gets owner and cost-center tags, …" (blind24).
+_EVERY_CASE_PART = LazyPattern(
+    r"^(?:don'?t|do\s+not|never)\s+ever\s+\w+[^,;]*$"
+    r"|^(?:and\s+)?(?:every|each|all)\s+[\w\-]+(?:\s+[\w\-]+)?\s+(?:gets?|needs?|has\s+to|must)\s[^,;]*$",
+    re.IGNORECASE,
+)
 
 
 def _never_done_part(clause: str) -> str:
     """The comma part of ``clause`` (not its first) that says how a kind of thing is always or
     never treated, or ""."""
     parts = clause.split(", ")
+    for part in parts[1:]:
+        part = part.strip().rstrip(".!")
+        if _EVERY_CASE_PART.match(part) and not _REPORT.search(part):
+            return re.sub(r"^and\s+", "", part, flags=re.IGNORECASE)
     if _REPORT.search(parts[0]):
         return ""  # "the tests failed, the build is never finished": a report goes on
     for part in parts[1:]:
