@@ -138,7 +138,7 @@ _SETUP_NOUN = LazyPattern(
     r"versions?|sdk|runtime"
     # A limit the code enforces: "the upload limit is 50 MB now", "max message length is …".
     r"|limits?|max|maximum|min|minimum|timeouts?|ttl|quotas?|thresholds?|retries"
-    r"|cutoffs?|deadlines?|intervals?|rates?|deployment\s+targets?"
+    r"|cutoffs?|deadlines?|intervals?|rates?|deployment\s+targets?|caps?"
     # A scheduled job: "the nightly load now runs at 04:30" (blind20).
     r"|loads?|imports?|exports?|syncs?|backups?|timers?|schedules?)\b",
     re.IGNORECASE,
@@ -161,6 +161,11 @@ _OLD_VALUE = LazyPattern(
     r",?\s+(?:down|up)\s+from\s+[^,;]+$|,\s*(?:was|previously|used\s+to\s+be)\s+[^,;]+$"
     # "quotes are valid for 14 days now, not 30" (blind15)
     r"|(?<=now),\s*not\s+[^,;]+(?=$|,\s*and\s+(?P<more>\S.*)$)",
+    re.IGNORECASE,
+)
+# A number of a thing now, and the old number: "5 free lessons a day now, not 3" (blind25).
+_COUNT_NOW = LazyPattern(
+    r"^(?P<value>\d+(?:\.\d+)?\s+[\w\-]+(?:\s+[\w\-]+){0,4}?)\s+now,\s*not\s+(?P<old>\d+(?:\.\d+)?)\b",
     re.IGNORECASE,
 )
 # With the old value said, a plain plural subject is enough: "quotes are valid for 14 days now".
@@ -231,6 +236,9 @@ def _change(clause: str) -> tuple[str, str] | None:
     s = clause.strip().rstrip(".!")
     if s.endswith("?"):
         return None
+    count = _COUNT_NOW.match(s.rpartition(": ")[2])
+    if count:
+        return "change", f"{count.group('value')} now, not {count.group('old')}."
     hedge = _HEDGE.match(s)
     if hedge:
         s = s[hedge.end() :]
@@ -294,7 +302,7 @@ def _change(clause: str) -> tuple[str, str] | None:
 # project switched to a new value, said as an order or as done; the rest after "and" is the
 # task ("and drop the DynamoDB table").
 _SWITCH_SETTING = LazyPattern(
-    r"""^(?P<ask>(?:can|could)\s+(?:we|you)\s+|pls\s+|please\s+)?
+    r"""^(?P<ask>(?:can|could)\s+(?:we|you)\s+)?(?:pls\s+|please\s+)?
         (?:let'?s\s+|we(?:'ve|\s+have|'re|\s+are)?\s+)?
         (?:switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing)
           # "bump the rate loop to 4 kHz": a setting given a new value (blind15)
@@ -302,7 +310,7 @@ _SWITCH_SETTING = LazyPattern(
             |decreas(?:e|ed|ing)|reduc(?:e|ed|ing)))\s+
         (?P<what>(?:the\s+|our\s+)?(?!(?:it|this|that|them|these|those|everything|over|from|to
           |us|me|you)\b)
-          [\w\-.]+(?:\s+(?!to\b|from\b|off\b|out\b|away\b)[\w\-.]+){0,3}?)\s+
+          [\w\-.]+(?:\s+(?!to\b|from\b|off\b|out\b|away\b)[\w\-.]+){0,5}?)\s+
         (?:over\s+)?to\s+(?P<value>[^,;?]+?)(?:\s+and\s+.*|\s*,\s*(?:it|they|that)\b.*)?
         (?P<question>\?)?$""",
     re.IGNORECASE | re.VERBOSE,

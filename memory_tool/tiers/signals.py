@@ -512,6 +512,8 @@ _THIS_NOT_THAT = LazyPattern(
     r"(?:,\s*[\w\-./`]+(?:\s+[\w\-./`]+){0,3})?,\s*not\s+[\w\-./`]+(?:\s+[\w\-./`]+){0,3}[.!]?$",
     re.IGNORECASE,
 )
+# After a "no": a name alone, then why ("bcrypt — vapor ships it").
+_NAME_THEN_WHY = LazyPattern(r"^[\w.\-/]+\s+[\u2014\u2013]\s+(?=\S)", re.IGNORECASE)
 # "no, steady_clock for anything timing": a correction that leaves out its "use".
 _FOR_ANYTHING = LazyPattern(
     r"^`?[\w.:/<>\-]+(?:\(\))?`?\s+for\s+(?:anything|everything|all|any|every|each)\b",
@@ -867,6 +869,12 @@ def _signals(text: str) -> list[Signal]:
                 # What to do instead comes in the next sentences, said after this "no".
                 was = (no_to.group("old") or no_to.group("no_pls")).rstrip(".!")
                 refused, carried = (was, len(out), -1, 0), {"no"}
+            name_why = _NAME_THEN_WHY.match(sentence) if "no" in lead else None
+            if name_why:
+                # "no no no. bcrypt — vapor ships it, req.password.async.hash / verify" (blind25)
+                name, why = sentence.split()[0], sentence[name_why.end() :].rstrip(".!")
+                out.append(Signal("correction", tidy(f"Use {name} ({why})"), line))
+                continue
             scratch = _SCRATCH_USE.match(sentence)
             if scratch:
                 # "scratch the aws sdk - use minio-go/v7" (blind20): one correction, whole.
