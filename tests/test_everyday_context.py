@@ -535,3 +535,26 @@ def test_what_counts_as_working_on_a_plan() -> None:
     assert plan_part("# Handoff\n## Done\n- a\n## Next\n- b (X)\n") == "- b (X)"
     assert plan_line("Task: x\nResult: Stopping here. Next time: the repack part.") != ""
     assert plan_line("Task: x\nResult: done, the tests pass.") == ""
+
+
+def test_a_named_continuation_finds_the_recent_session_about_it_and_a_place_word_is_no_topic(
+    project: Path,
+) -> None:
+    """blind25: "let's sort out the belgian fixtures problem from yesterday" after a session of
+    other work gets the session about it, not nothing; blind23/26: "what was I doing on the
+    shop yesterday?" names the project, so with nothing about "shop" it is "where were we?"."""
+    cold = paths.palace_dir("cold") / paths.project_key(project)
+    write_memory(cold, "2026-11-28-bbbb0001.md", "Task: the belgian fixtures come in with the "
+                 "wrong kickoff times (FIXT-9).\n\n## Stats\n3 prompts, 9 tool calls, 1 files "
+                 "edited", type_="cold")  # fmt: skip
+    write_memory(cold, "2026-11-29-bbbb0002.md", "Task: scouting report layout (LAYOUT-2).\n\n"
+                 "## Stats\n3 prompts, 8 tool calls, 1 files edited", type_="cold")  # fmt: skip
+    with open_index() as idx:
+        idx.refresh(project)
+    text = prompt_context(
+        project, "let's sort out the belgian fixtures problem from yesterday", "s-named"
+    )
+    assert "FIXT-9" in text and inject.COLD_ABOUT_HEADING.strip() in text
+    assert "LAYOUT-2" not in text
+    text = prompt_context(project, "morning, what was i doing on the shop yesterday?", "s-shop")
+    assert "LAYOUT-2" in text  # the latest session, as for "where were we?"

