@@ -36,6 +36,7 @@ _IDENTITY = LazyPattern(
         (?:answers|replies|responses|explanations|summaries)\s+
         (?:as|in|to\s+be|kept|that|with|without)\b.+)
       | (?:i'?m|i\s+am)\s+
+        # "im Jurre, freelance php/unity dev" (blind26): "im" is "I'm" typed fast
         (?P<a>(?:an?\s+(?!bit\b|little\b|lot\b|few\b)\w.+)
           |(?:the\s+(?:only|lead|main|sole|senior|principal|staff|new|one)\s+\w.+)
           |(?:[A-Z\u00c0-\u00de][a-z\u00df-\u00ff]+)(?:[,\s].*)?
@@ -48,7 +49,7 @@ _IDENTITY = LazyPattern(
 _I_HINTS = ("i prefer", "i always prefer", "i really prefer", "i generally prefer", "i'd rather",
             "my name", "call me", "i work", "i mostly work", "i mainly work", "i usually work",
             "i like", "i really like", "i want", "i need", "i lead", "i run", "i manage",
-            "i own", "i'm", "i am")  # fmt: skip
+            "i own", "i'm", "i am", "im ")  # fmt: skip
 # A second statement about the person in the same sentence starts at "I", "I'm", "my" after a
 # comma or "and": "I'm Dana, I work on the payments backend" is two, said in the third person
 # as one ("The user is Dana and works on the payments backend.").
@@ -176,6 +177,11 @@ _PREFERENCE = LazyPattern(
           (?:answers|replies|explanations|your\s+(?:responses|explanations|summaries|messages))\s+
           (?:\w+\s+)?(?:short|shorter|terse|brief|concise|succinct|to\s+the\s+point|simple|plain)
       | be\s+(?:more\s+|very\s+|extra\s+)?(?:terse|concise|brief|succinct|direct|blunt)
+      # "when theres stuff for me to run, put all the commands in one copy-pasteable block at
+      # the very end of your answer" (blind26)
+      | (?:when\s+[^,]{3,60},\s*)?(?:put|give\s+me|keep)\s+[^,]{3,80}?\s+at\s+the\s+(?:very\s+)?
+        (?:end|top|start|bottom|beginning)\s+of\s+(?:your|every|each)\s+(?:answers?|replies|reply
+        |responses?|messages?)
       # "for anything longer than a few lines put a one-line tl;dr at the top" (blind24)
       | (?:for\s+(?:anything|everything|any\s+answer)\s+(?:longer|bigger|more)\s+than
           \s+[^,]{1,40}?,?\s+)?

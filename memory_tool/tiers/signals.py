@@ -530,6 +530,8 @@ _ERROR_SAID = LazyPattern(r"error|exception|traceback|warning|failed|->|=>", re.
 _PURPOSE = LazyPattern(
     # "because the sites sit in different time zones, we store every timestamp in UTC"
     r"^because\s+[^,;]{3,160},\s+(?=we\s|you\s|always\b|never\b|don'?t\b|please\b|use\b)|"
+    # "once its on prod dont run indexer:reindex by hand" (blind26)
+    r"^once\s+(?:it'?s|its|it\s+is|we'?re|this\s+is)\s+[^,;]{1,40}?,?\s+(?=don'?t\b|dont\b|never\b|always\b)|"
     # "whatever the downlink says, never go under 15 minutes between uplinks" (blind23)
     r"^(?:whatever|no\s+matter\s+(?:what|how))\s+[^,;]{2,80},\s+(?=never\b|always\b|don'?t\b|do\s+not\b)|"
     r"^(?:for|to)\s+(?!(?:this|that|these|those|now|today|the\s+moment)\b)"
@@ -723,7 +725,9 @@ _REFUSED = LazyPattern(
     r"(?P<pls>\s+(?:pls|please|plz))?\s*(?:\s[-\u2013\u2014]\s|,\s|[.!]*$)"
     # "ugh, no statsmodels please." (blind22)
     r"|^no\s+(?!(?:problem|worries|need|idea|thanks|rush|hurry)\b)(?P<no_pls>[\w@./\-]+)"
-    r"\s+(?:please|pls|plz)[.!]*$",
+    r"\s+(?:please|pls|plz)[.!]*$"
+    # "InstallSchema?? thats the 2.2 way of doing it. use declarative schema: …" (blind26)
+    r"|^(?P<asked>[\w@./\-]*[A-Z_.][\w@./\-]*)\?{2,}$",
     re.IGNORECASE,
 )
 _DASH = re.compile(r"\s[-\u2013\u2014]\s")
@@ -840,6 +844,8 @@ def _signals(text: str) -> list[Signal]:
                 continue
             sentence, lead = strip_lead_in(sentence)
             lead, carried = lead | carried, set()
+            if refused is not None:
+                lead = lead | {"no"}  # what comes after a refusal answers it
             if refused is not None and refused[2] < 0:
                 refused = (refused[0], refused[1], len(out), REFUSAL_WINDOW_SENTENCES)
             elif refused is not None:
@@ -855,7 +861,11 @@ def _signals(text: str) -> list[Signal]:
                 continue
             no_to = _REFUSED.match(sentence)
             if no_to and not (
-                "no" in lead or no_to.group("pls") or no_to.group("no_pls") or opening
+                "no" in lead
+                or no_to.group("pls")
+                or no_to.group("no_pls")
+                or no_to.group("asked")
+                or opening
             ):
                 no_to = None
             opening = False
@@ -867,7 +877,8 @@ def _signals(text: str) -> list[Signal]:
                 continue
             if no_to and not _NOT_X_Y.match(sentence):
                 # What to do instead comes in the next sentences, said after this "no".
-                was = (no_to.group("old") or no_to.group("no_pls")).rstrip(".!")
+                was = no_to.group("old") or no_to.group("no_pls") or no_to.group("asked")
+                was = was.rstrip(".!")
                 refused, carried = (was, len(out), -1, 0), {"no"}
             name_why = _NAME_THEN_WHY.match(sentence) if "no" in lead else None
             if name_why:

@@ -197,6 +197,9 @@ _SURE_EVERY = LazyPattern(
 _STANDING_VERB = LazyPattern(
     r"""^(?:no\s+more\s+\w|(?:stop|quit)\s+\w+ing\b|default\s+to\s+\w
         |no\s+(?=[\w.\-]*(?-i:[A-Z0-9._]))[\w.\-]+(?:\s+[\w.\-]+){0,2}\s+(?:please|pls|thanks)\s*[.!]?$
+        # "no LINQ in anything that runs per frame please, …" (blind26)
+        |no\s+(?=[\w.\-]*(?-i:[A-Z0-9._]))[\w.\-]+\s+in\s+(?:anything|any|every|all)\b[^,]{0,50}?
+          \s+(?:please|pls)\b
         |(?:can|could|would)\s+you\s+(?:not\s+|stop\s+\w+ing\b|quit\s+\w+ing\b)
         |(?:always\s+)?(?:ask|check\s+with)\s+(?:me|us)\s+(?:first\s+)?before\b
         |(?:all|every|each|any)\s+(?:new\s+)?[\w.\-/`]+(?:\s+[\w.\-/`]+){0,2}?\s+
