@@ -558,3 +558,13 @@ def test_a_named_continuation_finds_the_recent_session_about_it_and_a_place_word
     assert "LAYOUT-2" not in text
     text = prompt_context(project, "morning, what was i doing on the shop yesterday?", "s-shop")
     assert "LAYOUT-2" in text  # the latest session, as for "where were we?"
+
+
+def test_a_handoff_at_the_root_of_the_tree_counts_when_thoughts_has_none(project: Path) -> None:
+    # blind25: asked to "write it down so i can pick it up tomorrow", Claude wrote HANDOFF.md
+    # at the repository's root; nobody read it.
+    (project / "HANDOFF.md").write_text("# Handoff\n- Next: dedupe rescheduled matches (ROOT-4).\n")
+    assert "ROOT-4" in prompt_context(project, "where were we?", "s-root")
+    write_handoff(project, "# Handoff\n- Next: the exporter (THOUGHTS-5).\n")
+    text = prompt_context(project, "where were we?", "s-root-2")
+    assert "THOUGHTS-5" in text and "ROOT-4" not in text  # thoughts/ comes first

@@ -197,15 +197,18 @@ def holds_handoff(markers: Iterable[object]) -> bool:
 
 
 def find_handoff(cwd: str | Path) -> HandoffFile | None:
-    """The working tree's handoff file, if there is one (one stat)."""
-    path = target(cwd)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
-        return None
-    return HandoffFile(path, st.st_mtime, st.st_size)
+    """The working tree's handoff file, if there is one: thoughts/HANDOFF.md, else a HANDOFF.md
+    at the tree's root, where Claude also writes one when asked to "write it down" (blind25;
+    one stat, two when the first is missing)."""
+    first = target(cwd)
+    for path in (first, first.parent.parent / "HANDOFF.md"):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+            return HandoffFile(path, st.st_mtime, st.st_size)
+    return None
 
 
 def read_handoff(handoff: HandoffFile) -> str | None:

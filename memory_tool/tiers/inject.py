@@ -650,13 +650,11 @@ def units_for(
             idx, state, min(HOT_INJECT_MAX_TOKENS, tokens_left), chars_left, snapshot=snapshot
         )
     if topic and len(topic) == 1 and situation == "resume" and asks_where_we_were(prompt):
-        # "what was I doing on the shop yesterday?": one word that names the project, not a
-        # topic in it, when nothing recent is about it (blind23, blind26); "where did we leave
-        # the flaky login test?" names a topic and gets nothing stale.
-        newest = latest_cold(idx, project, sid)
-        about = newest is not None and is_about(f"{newest.description}\n{newest.body}", topic)
-        if not about and _recent_about(idx, project, sid, topic) is None:
-            topic = None
+        # "what was I doing on the shop yesterday?", "what was i in the middle of on the
+        # firmware?": one word names the project, not a topic in it (blind23, blind26; the
+        # firmware's sessions all say "firmware"). "where did we leave the flaky login test?"
+        # names a topic and gets nothing stale.
+        topic = None
     handed: list[Unit] = []
     if situation == "resume":  # "where were we": the handoff, unless the session has it
         tokens_left, chars_left = left()

@@ -121,7 +121,9 @@ _CONTINUE_FILLER = frozenset(
     "built anything todo todos leftover loose ends in "
     # What names the whole project, not a topic in it: "where did we leave this app?", "where
     # did we leave off in the warehouse?" (blind19, blind20: no topic, so the latest session).
-    "app application codebase site website warehouse tool library package".split()
+    "app application codebase site website warehouse tool library package "
+    # "let's sort out the belgian fixtures problem from yesterday": what is done to it (blind25)
+    "sort sorting fix fixing deal dealing problem problems issue issues bug bugs".split()
 )
 # A topic word is found in a text when a word there starts with its first letters
 # ("chargeback" in "chargebacks"), as search.Coverage matches a query word.
