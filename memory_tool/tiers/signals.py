@@ -985,7 +985,33 @@ def _signals(text: str) -> list[Signal]:
                         stopped = last
         if refused is not None and refused[2] >= 0:
             _what_instead(out, refused[0], refused[1], refused[2])
+        _join_short_no(out, line)
     return out
+
+
+# "No ChangeNotifiers please." after "we're on riverpod in this app, not provider" in the same
+# message: one choice said twice, kept as one memory (blind19: two lines in 25 requests).
+_SHORT_NO = LazyPattern(r"^No\s+[\w.\-/@]+(?:\s+[\w.\-/@]+)?\.$")
+
+
+def _join_short_no(out: list[Signal], line: str) -> None:
+    """A bare "No X." rule of ``line`` joins the correction the same line made before it."""
+    for i in range(len(out) - 1, 0, -1):
+        said = out[i]
+        if said.line != line or said.kind != "rule" or not _SHORT_NO.match(said.text):
+            continue
+        before = next(
+            (
+                j
+                for j in range(i - 1, -1, -1)
+                if out[j].line == line and out[j].kind == "correction"
+            ),
+            -1,
+        )
+        if before >= 0:
+            joined = f"{out[before].text.rstrip('.')}; {said.text[:1].lower()}{said.text[1:]}"
+            out[before] = Signal("correction", joined, line)
+            del out[i]
 
 
 # --- Claude's tags -----------------------------------------------------------------------------
