@@ -904,9 +904,11 @@ def _signals(text: str) -> list[Signal]:
                 out.append(Signal(labelled, tidy(sentence), line))
                 continue
             named = _NAME_THEN.match(sentence)
-            if named:
-                # "Bronagh here — change of plan, from monday it's 5 …": who, then what they say.
-                out.append(Signal("identity", tidy(identity(named.group("who"))), line))
+            who_first = identity(named.group("who")) if named else ""
+            if named and who_first:
+                # "Bronagh here — change of plan, from monday it's 5 …": who, then what they say
+                # ("nothing here — …" names nobody).
+                out.append(Signal("identity", tidy(who_first), line))
                 sentence = named.group("rest")
             who = identity(sentence)
             if who:
