@@ -201,21 +201,30 @@ def cold_has_substance(body: str) -> bool:
     return bool(busy or _COLD_SUBSTANCE_SECTIONS.search(body))
 
 
-def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | None:
-    """The newest cold summary of a project, other than the given session's own and other than
-    one of an idle session (``cold_has_substance``)."""
+def recent_cold(idx: Index, project: str, exclude_session: str = "") -> list[Entry]:
+    """A project's cold summaries, newest first, other than the given session's own and other
+    than those of idle sessions (``cold_has_substance``)."""
     key = session_key(exclude_session)[:8] if exclude_session else ""
-    rows = idx.entries(source="cold", project=project)
     rows = [
         e
-        for e in rows
+        for e in idx.entries(source="cold", project=project)
         if not (key and e.name.endswith(key)) and is_text(e) and cold_has_substance(e.body)
     ]
-    if not rows:
-        return None
     # Dates have day resolution: within a day the file written last (the Scribe rewrites a
     # session's summary as it goes) is the latest session.
-    return max(rows, key=lambda e: (e.updated or e.created, e.mtime_ns, e.path))
+    rows.sort(key=lambda e: (e.updated or e.created, e.mtime_ns, e.path), reverse=True)
+    return rows
+
+
+def latest_cold(idx: Index, project: str, exclude_session: str = "") -> Entry | None:
+    """The newest of ``recent_cold``."""
+    rows = recent_cold(idx, project, exclude_session)
+    return rows[0] if rows else None
+
+
+def summary_text(entry: Entry) -> str:
+    """What a cold summary says, for ``is_about`` and ``open_work.related``."""
+    return f"{entry.description}\n{entry.body}"
 
 
 def _matching_lines(entry: Entry, prompt: str, n: int) -> list[str]:
@@ -368,7 +377,7 @@ def latest_cold_units(
     if after_handoff and HANDOFF_FILE in entry.body:
         return []
     heading = cold_latest_heading(entry.id)
-    if topic and not is_about(f"{entry.description}\n{entry.body}", topic):
+    if topic and not is_about(summary_text(entry), topic):
         # "let's sort out the belgian fixtures problem from yesterday" after a session of other
         # work: the newest of the last few sessions that is about it (blind25).
         entry = _recent_about(idx, project, exclude_session, topic)
@@ -391,21 +400,8 @@ def _recent_about(idx: Index, project: str, exclude_session: str, topic: list[st
     whose summary is about ``topic``."""
     from .open_work import LOOKBACK_SESSIONS
 
-    key = session_key(exclude_session)[:8] if exclude_session else ""
-    rows = [
-        e
-        for e in idx.entries(source="cold", project=project)
-        if not (key and e.name.endswith(key)) and is_text(e) and cold_has_substance(e.body)
-    ]
-    rows.sort(key=lambda e: (e.updated or e.created, e.mtime_ns, e.path), reverse=True)
-    return next(
-        (
-            e
-            for e in rows[1 : 1 + LOOKBACK_SESSIONS]
-            if is_about(f"{e.description}\n{e.body}", topic)
-        ),
-        None,
-    )
+    rows = recent_cold(idx, project, exclude_session)[1 : 1 + LOOKBACK_SESSIONS]
+    return next((e for e in rows if is_about(summary_text(e), topic)), None)
 
 
 def worked_on_since(idx: Index, project: str, since: float, text: str) -> bool:
@@ -419,7 +415,7 @@ def worked_on_since(idx: Index, project: str, since: float, text: str) -> bool:
         return True
     plan = plan_part(text)
     rows = [e for e in idx.entries(source="cold", project=project) if is_text(e)]
-    texts = [f"{e.description}\n{e.body}" for e in rows]
+    texts = [summary_text(e) for e in rows]
     return any(
         related(plan, t, texts[:i] + texts[i + 1 :])
         for i, (e, t) in enumerate(zip(rows, texts, strict=True))
@@ -446,26 +442,20 @@ def open_plan_units(
 
     from .open_work import LOOKBACK_SESSIONS, OPEN_MAX_DAYS, plan_line, related
 
-    key = session_key(exclude_session)[:8] if exclude_session else ""
-    rows = [
-        e
-        for e in idx.entries(source="cold", project=project)
-        if not (key and e.name.endswith(key)) and is_text(e) and cold_has_substance(e.body)
-    ]
-    rows.sort(key=lambda e: (e.updated or e.created, e.mtime_ns, e.path), reverse=True)
+    rows = recent_cold(idx, project, exclude_session)
+    texts = [summary_text(e) for e in rows]
+    newest = (rows[0].updated or rows[0].created) if rows else ""
     for i, entry in enumerate(rows[1 : 1 + LOOKBACK_SESSIONS], start=1):
         plan = plan_line(entry.body)
         if not plan:
             continue
         day = entry.updated or entry.created
-        newest = rows[0].updated or rows[0].created
         try:
             old = (dt.date.fromisoformat(newest) - dt.date.fromisoformat(day)).days
         except ValueError:
             old = 0
         if entry.id in exclude or old > OPEN_MAX_DAYS:
             return []
-        texts = [f"{e.description}\n{e.body}" for e in rows]
         others = texts[:i] + texts[i + 1 :]
         if any(related(plan, t, others) for t in texts[:i]):
             return []  # taken up since
