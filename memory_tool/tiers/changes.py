@@ -542,9 +542,6 @@ def _moved_now(clause: str) -> tuple[str, str] | None:
 def _dropping(clause: str) -> tuple[str, str] | None:
     """("change", "Push goes through firebase cloud messaging now; we're off onesignal.") for
     a tool dropped and what replaces it, said in one breath; else None."""
-    head, colon, tail = clause.partition(": ")
-    if colon and len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
-        clause = tail  # "change of plans from the owner: we're dropping onesignal, …"
     m = _settled_match(_DROPPING, clause)
     if not m:
         return None
@@ -556,7 +553,7 @@ def _dropping(clause: str) -> tuple[str, str] | None:
 # "from monday it's 5 registered nurses on nights minimum" (blind23): a value that holds from a
 # day on.
 _FROM_DAY = LazyPattern(
-    r"""^(?:change\s+of\s+plans?\s*[,:]?\s*)?from\s+(?:(?:next\s+)?(?:monday|tuesday|wednesday|thursday
+    r"""^from\s+(?:(?:next\s+)?(?:monday|tuesday|wednesday|thursday
         |friday|saturday|sunday|week|month)|today|tomorrow|now\s+on|the\s+\d{1,2}(?:st|nd|rd|th)?)\s*,?\s+
         (?:it'?s|it\s+is|(?:the|our)\s+[\w\-]+(?:\s+[\w\-]+)?\s+(?:is|are))\s+(?P<value>[^,;]+?)\s*[.!]?$""",
     re.IGNORECASE | re.VERBOSE,
@@ -565,10 +562,7 @@ _FROM_DAY = LazyPattern(
 
 def _from_day(clause: str) -> tuple[str, str] | None:
     """("change", the clause) for a value said to hold from a day on, with a number in it."""
-    s = clause.strip()
-    head, colon, tail = s.partition(": ")
-    s = tail if colon and len(head.split()) <= PREAMBLE_MAX_WORDS else s
-    s = re.sub(r"^change\s+of\s+plans?\s*[,:]?\s*", "", s, flags=re.IGNORECASE)
+    s = re.sub(r"^change\s+of\s+plans?\s*[,:]?\s*", "", clause.strip(), flags=re.IGNORECASE)
     m = _FROM_DAY.match(s)
     if not m or not re.search(r"\d", m.group("value")) or s.endswith("?"):
         return None

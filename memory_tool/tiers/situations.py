@@ -139,7 +139,7 @@ def continuation_topic(prompt: str) -> list[str]:
     if not text:
         return []
     padded, word_list = _normal(text.replace("-", " "))
-    strong = _has(padded, _RESUME_PHRASES) or _asks_what_was_left(text, padded, word_list)
+    strong = _asks_where(text, padded, word_list)
     cue = _has(padded, _CONTINUE_CUES) or bool(_FINISH_WORDS & set(word_list))
     opening = [w for w in word_list if w not in _ACK_WORDS and w not in ("right", "so", "alright")]
     cue = cue or opening[:2] == ["back", "to"]  # "right, back to making the updates survivable"
@@ -165,8 +165,11 @@ def asks_where_we_were(prompt: str) -> bool:
     text = strip_injected(prompt or "").strip()
     if not text:
         return False
-    padded, word_list = _normal(text.replace("-", " "))
-    return _has(padded, _RESUME_PHRASES) or _asks_what_was_left(text, padded, word_list)
+    return _asks_where(text, *_normal(text.replace("-", " ")))
+
+
+def _asks_where(text: str, padded: str, words: list[str]) -> bool:
+    return _has(padded, _RESUME_PHRASES) or _asks_what_was_left(text, padded, words)
 
 
 def is_about(text: str, topic: list[str]) -> bool:
