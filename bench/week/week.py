@@ -269,6 +269,14 @@ class Week:
     def install(self) -> None:
         res = memory_tool(self.box, "install", env={**USER_ENV, "MEMORY_TOOL_TODAY": None})
         (self.out / "install.txt").write_text(res.stdout + res.stderr, encoding="utf-8")
+        mode = os.environ.get("WEEK_CAPTURE")
+        if mode:
+            # An ablation (README): "inbox" keeps every capture out of the live memories, so
+            # what still reaches a later session came without a capture shape.
+            config = self.box.config_dir / "memory-tool" / "config.yaml"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            with config.open("a", encoding="utf-8") as f:
+                f.write(f"capture:\n  mode: {mode}\n")
 
     def baseline(self) -> list[str]:
         """The lines Claude Code sends without memory-tool: a twin sandbox, one session a
