@@ -106,7 +106,9 @@ DEFAULTS: dict[str, Any] = {
     "server": {"enabled": True, "port": HOOK_SERVER_PORT},
     # What a session says explicitly (rules, corrections, tagged decisions) becomes memory at
     # the end of each turn (auto), waits in the inbox for a person (inbox), or is not kept (off).
-    "capture": {"mode": "auto"},
+    # statements: also what the statement model (tiers.statements) takes for said for good in
+    # no shape the capture rules know.
+    "capture": {"mode": "auto", "statements": True},
     # Sync and team palaces on git (docs/sync.md): detached runs after SessionEnd (the Scribe
     # first) and, at most every few minutes, at SessionStart; only once `sync init` or
     # `team add` set a remote up.
@@ -202,7 +204,10 @@ RULES: dict[str, Rule | dict[str, Rule]] = {
             "a port number from 1024 to 65535",
         ),
     },
-    "capture": {"mode": (_capture_mode, "one of " + ", ".join(CAPTURE_MODES))},
+    "capture": {
+        "mode": (_capture_mode, "one of " + ", ".join(CAPTURE_MODES)),
+        "statements": _SWITCH,
+    },
     "sync": {"auto": _SWITCH, "on_start": _SWITCH},
 }
 

@@ -54,6 +54,7 @@ from ..recall.layers import Unit
 from ..store import tree
 from ..store.entry import Entry
 from ..store.index import Index
+from .said import MAX_FACT_CHARS, SAID_BEFORE
 from .sameness import (
     CHANGED,
     HOW_WORDS,
@@ -65,7 +66,7 @@ from .sameness import (
     word_list,
     word_parts,
 )
-from .signals import EXPLICIT_KINDS, MAX_FACT_CHARS, SAID_BEFORE, USER_KINDS
+from .signals import EXPLICIT_KINDS, USER_KINDS
 
 CAPTURE_MODES = ("auto", "inbox", "off")
 DEFAULT_MODE = "auto"
@@ -84,6 +85,7 @@ SAME_CANDIDATES = 20
 TYPES = {
     "correction": "feedback",
     "rule": "feedback",
+    "statement": "feedback",
     "change": "project",
     "identity": "user",
     "preference": "user",
@@ -96,6 +98,7 @@ TYPES = {
 NOUNS = {
     "correction": ("rule", "rules"),
     "rule": ("rule", "rules"),
+    "statement": ("statement", "statements"),
     "change": ("changed fact", "changed facts"),
     "identity": ("fact about you", "facts about you"),
     "preference": ("preference", "preferences"),
@@ -107,6 +110,7 @@ NOUNS = {
 # signal -> the inbox's kind (inbox.KINDS), for what waits for a person.
 INBOX_KINDS = {
     "rule": "correction",
+    "statement": "correction",
     "heuristic": "correction",
     "preference": "identity",
     "change": "decision",  # proposed as a project fact
@@ -475,7 +479,7 @@ def capture_one(
     started = state.get("created_at")
     since = float(started) - 60 if isinstance(started, (int, float)) else None
     same = find_same(idx, text, project, since)
-    if same is None and signal in ("rule", "correction") and SAID_BEFORE.search(line):
+    if same is None and signal in ("rule", "correction", "statement") and SAID_BEFORE.search(line):
         same = said_again(idx, text, project)
     if same is not None:
         if same.forgotten and signal not in USER_KINDS:

@@ -34,7 +34,8 @@ from .hot import (
     state_path,
     write_hot_file,
 )
-from .signals import SCAN_MAX_CHARS, TAG_HINTS, Signal, tag_signals, user_signals
+from .said import Signal
+from .signals import SCAN_MAX_CHARS, TAG_HINTS, tag_signals, user_signals
 from .situations import is_ack, situation_of
 
 # The digest is bounded so the state file stays small.
@@ -125,7 +126,12 @@ def _clean(text: str, limit: int) -> str:
 # A signal's note kind: the person's rules and corrections (and the hints that look like them)
 # are the session's corrections, in the hot file and the cold summary alike; ``signal`` keeps
 # which they are, for capture.
-_NOTE_KIND = {"rule": "correction", "heuristic": "correction", "change": "correction"}
+_NOTE_KIND = {
+    "rule": "correction",
+    "heuristic": "correction",
+    "change": "correction",
+    "statement": "correction",
+}
 
 
 def _add_note(state: dict[str, Any], sig: Signal, role: str) -> bool:
@@ -164,9 +170,12 @@ def scan_signals(state: dict[str, Any]) -> bool:
     queue = state.get("unscanned") or []
     if not queue:
         return False
+    from ..base.config import load_config
+
+    model = load_config().get("capture", {}).get("statements", True) is not False
     for item in queue:
         if item.get("role") == "user":
-            found = user_signals(item["text"]) + tag_signals(item["text"])
+            found = user_signals(item["text"], statements=model) + tag_signals(item["text"])
         else:
             found = tag_signals(item["text"])
         for sig in found:

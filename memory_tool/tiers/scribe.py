@@ -201,7 +201,7 @@ def _without_lessons(text: str, lessons: list[str]) -> str:
     correction, a decision: they are memories of their own, and the summary's task line gave
     each a second time in the same request)."""
     from ..store.similar import either_repeats, gist
-    from .signals import sentences, strip_lead_in, tidy
+    from .said import sentences, strip_lead_in, tidy
 
     wanted = [g for g in (gist(x) for x in lessons if x) if g]
     if not wanted:
