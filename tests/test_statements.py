@@ -130,3 +130,30 @@ def test_capture_statements_false_keeps_only_the_shapes(project: Path, state: Pa
     set_config(state, "capture:\n  mode: auto\n  statements: false\n")
     session(project, [("user", "we bill in arrears, always on the 1st. add the invoice export")])
     assert [b for _, b in memories(project).values()] == []
+
+
+def test_beside_what_a_shape_took_the_rest_of_the_message_is_context() -> None:
+    """A rule's reasons and context in the same message are no statements of their own (a week
+    kept "flutter_riverpod 2 + the @riverpod generator, it's all in pubspec already." beside the
+    correction it explained: the same fact twice in every later request)."""
+    prompt = (
+        "ah no, we're on riverpod in this app, not provider. flutter_riverpod 2 + the @riverpod "
+        "generator, it's all in pubspec already."
+    )
+    assert [s.kind for s in user_signals(prompt)] == ["correction"]
+
+
+def test_a_statement_of_a_tool_is_retired_by_the_switch_away_from_it(
+    project: Path, state: Path
+) -> None:
+    said = "we send mail through Mailgun via the Swoosh adapter, config is already in runtime.exs"
+    session(project, [("user", said)])
+    session(project, [("user", "use postmark instead of mailgun for email")])
+    found = {body: meta for meta, body in memories(project).values()}
+    old = found[
+        "We send mail through Mailgun via the Swoosh adapter, config is already in runtime.exs."
+    ]
+    assert old["origin"] == "capture:statement"
+    assert old.get("superseded_by"), old
+    brief = start(project)
+    assert "Use postmark instead of mailgun for email." in brief and "Swoosh" not in brief

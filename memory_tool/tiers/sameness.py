@@ -100,7 +100,10 @@ _GOES_THROUGH = re.compile(
     r"are\s+built)\s+(?:through|via|with|on|by)|(?:lives?|sits?|is\s+stored|are\s+stored|"
     r"is\s+kept|are\s+kept)\s+(?:in|on|under)"
     # "Proofs taken offline are queued as JSON in SharedPreferences": any passive verb.
-    r"|(?:is|are)\s+\w+ed\b[^.;]{0,30}?\s(?:in|on|under|through|via|with|by))\s",
+    r"|(?:is|are)\s+\w+ed\b[^.;]{0,30}?\s(?:in|on|under|through|via|with|by)"
+    # "We send mail through Mailgun via the Swoosh adapter" (a statement, blind24): what "we"
+    # do through or with a tool.
+    r"|\bwe\s+\w+\s+(?:\w+\s+){0,2}?(?:through|via|with))\s",
     re.IGNORECASE,
 )
 

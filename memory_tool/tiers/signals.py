@@ -524,7 +524,10 @@ def user_signals(prompt: str, statements: bool = True) -> list[Signal]:
         ]
     else:
         found = _signals(text)
-    if statements:
+    if statements and not any(s.kind in EXPLICIT_KINDS for s in found):
+        # Only where no shape took anything: beside a rule, the other sentences of the message
+        # are its reasons and context ("flutter_riverpod 2 + the @riverpod generator, it's all
+        # in pubspec already."), the same fact again in other words (blind19, blind24).
         from .statements import statement_signals
 
         found += statement_signals(sanitize(text), found)

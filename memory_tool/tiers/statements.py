@@ -51,10 +51,20 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 # A sentence that opens on a pronoun leans on the one before it ("That's a condition of my
-# ethics approval.", "They've opened the 4 escalation beds."), and one that opens on "not"
-# refuses what the sentence before said (the correction's shapes take both together).
+# ethics approval.", "They've opened the 4 escalation beds."), one that opens on "not"
+# refuses what the sentence before said (the correction's shapes take both together), one that
+# opens on "again" says what was said before in other words, one that opens on "I" is about
+# the person now ("I can't get the assume-role working from my machine right now so …").
 _LEANS_ON = frozenset(
-    "that that's thats they they've they're theyre this these those he she not".split()
+    "that that's thats they they've they're theyre this these those he she not again"
+    " i i'm im i've ive i'd i'll".split()
+)
+# A report of what broke is no statement ("The plan workflow is red on every PR since
+# yesterday: 'Error: …'", "CI cache never hits, every run reinstalls all gems").
+_BROKE = re.compile(
+    r"\b(?:error|exception|traceback|fail(?:s|ed|ing)?|crash\w*|broken|stuck|complains?"
+    r"|since\s+yesterday|never\s+(?:hits|restores|works|loads|finishes|returns))\b",
+    re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?(?:\s|$)")
 # A request about now said beside it: the sentence is today's task ("password reset tokens never
@@ -130,10 +140,11 @@ def statement_signals(text: str, found: list[Signal]) -> list[Signal]:
                 said, _ = strip_lead_in(part)
                 if (
                     len(said.split()) < MIN_WORDS
-                    or said.split()[0].lower().rstrip(",") in _LEANS_ON
+                    or said.split()[0].lower().rstrip(",").replace("\u2019", "'") in _LEANS_ON
                     or _QUESTION.search(said) is not None
                     or _ASKS_NOW.search(said) is not None
                     or _HEDGE.search(said) is not None
+                    or _BROKE.search(said) is not None
                     or _REDACTED in said
                     or _covered(said, found + out)
                     or probability(said) < STATEMENT_MIN_PROB
