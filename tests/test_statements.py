@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_capture import memories, session, set_config, start
+from test_capture import bodies, memories, session, set_config, start
 
 from memory_tool.store.index import open_index
 from memory_tool.tiers import statements
@@ -157,3 +157,37 @@ def test_a_statement_of_a_tool_is_retired_by_the_switch_away_from_it(
     assert old.get("superseded_by"), old
     brief = start(project)
     assert "Use postmark instead of mailgun for email." in brief and "Swoosh" not in brief
+
+
+def test_a_guess_of_what_memory_holds_is_not_kept_twice(project: Path, state: Path) -> None:
+    """Claude's decision and the person's statement of the same fact in one session: the
+    statement (weighed last) is taken as said before, and one memory holds the fact."""
+    session(
+        project,
+        [
+            ("user", "we render them with puppeteer, it's already in package.json"),
+            (
+                "assistant",
+                "[DECISION] Payslip PDFs are rendered from templates/payslip.hbs with puppeteer.",
+            ),
+        ],
+    )
+    found = [b for b in bodies(project) if "puppeteer" in b]
+    assert found == ["Payslip PDFs are rendered from templates/payslip.hbs with puppeteer."]
+
+
+def test_a_plain_rule_replaces_the_statement_that_guessed_it(project: Path, state: Path) -> None:
+    session(
+        project,
+        [("user", "every change to a pay run, submit included, has to write an audit_log row")],
+    )
+    session(
+        project,
+        [("user", "usual rule: every change writes an audit_log row, who + when + old/new values")],
+    )
+    live = {b: m for m, b in memories(project).values() if not m.get("superseded_by")}
+    assert [b for b in live if "audit_log" in b] == [
+        "Every change writes an audit_log row, who + when + old/new values."
+    ]
+    brief = start(project)
+    assert brief.count("audit_log") == 1

@@ -295,21 +295,33 @@ def find_same(idx: Index, text: str, project: str, since: float | None = None) -
 SAID_AGAIN_MIN_WORDS = 2
 
 
-def said_again(idx: Index, text: str, project: str) -> Entry | None:
-    """The rule of ``project`` that ``text``, said as a reminder, repeats; or None."""
+# A statement's words are compared by their first letters ("render" is "rendered").
+STEM_CHARS = 5
+
+
+def said_again(
+    idx: Index, text: str, project: str, types: tuple[str, ...] = ("feedback",), stem: bool = False
+) -> Entry | None:
+    """The rule of ``project`` that ``text``, said as a reminder, repeats; or None. ``types``:
+    the memory types it may be (a statement is looked for among facts too); ``stem``: words
+    compared by their first STEM_CHARS letters."""
     from ..store.entry import is_live
     from ..store.search import search
 
-    mine = word_parts(text)
+    def parts(said: str) -> set[str]:
+        words = word_parts(said)
+        return {w[:STEM_CHARS] for w in words} if stem else words
+
+    mine = parts(text)
     hits = search(
         idx, text, limit=SAME_CANDIDATES, sessions=False, cold=False, fuzzy=False,
         home_project=project,
     )  # fmt: skip
     for hit in hits:
         e = hit.entry
-        if e.type != "feedback" or e.project != project or e.forgotten or not is_live(e):
+        if e.type not in types or e.project != project or e.forgotten or not is_live(e):
             continue
-        if len(mine & word_parts(e.body or e.description)) >= SAID_AGAIN_MIN_WORDS:
+        if len(mine & parts(e.body or e.description)) >= SAID_AGAIN_MIN_WORDS:
             return e
     return None
 
@@ -479,8 +491,13 @@ def capture_one(
     started = state.get("created_at")
     since = float(started) - 60 if isinstance(started, (int, float)) else None
     same = find_same(idx, text, project, since)
-    if same is None and signal in ("rule", "correction", "statement") and SAID_BEFORE.search(line):
+    if same is None and signal in ("rule", "correction") and SAID_BEFORE.search(line):
         same = said_again(idx, text, project)
+    elif same is None and signal == "statement":
+        # A guess that shares two key words with what memory holds is taken as said before in
+        # other words ("we render them with puppeteer" beside the decision "Payslip PDFs are
+        # rendered from templates/payslip.hbs with puppeteer", blind19), not kept twice.
+        same = said_again(idx, text, project, REPLACEABLE_TYPES, stem=True)
     if same is not None:
         if same.forgotten and signal not in USER_KINDS:
             # Claude repeating what a person retired is no reason to bring it back.
@@ -494,6 +511,13 @@ def capture_one(
         return Captured(signal, text, "repeat")  # Claude noted it in MEMORY.md itself
     types = FACT_TYPES if signal == "change" else REPLACEABLE_TYPES
     older = switched or (find_replaced(idx, text, project, types) if signal in REPLACING else None)
+    if older is None and signal in USER_KINDS and signal != "statement":
+        # The person says plainly what a statement only guessed ("usual rule: every change
+        # writes an audit_log row" after "every change to a pay run … has to write an
+        # audit_log row"): the plain rule replaces the guess.
+        near = said_again(idx, text, project, REPLACEABLE_TYPES, stem=True)
+        if near is not None and near.extra.get("origin") == "capture:statement":
+            older = near
     done = _write(idx, signal, text, line, state, day.isoformat())
     if older is not None and done.verdict == "written" and done.entry is not None:
         from ..store.lifecycle import supersede
@@ -632,7 +656,9 @@ def capture_session(
             idx.refresh(state["cwd"], sessions=False)
         handled = ledger()
         hints: list[tuple[str, str]] = []
-        for signal, text, line in _notes(state):
+        # A statement (the model's guess) last: what the session said plainly, or Claude
+        # decided, is what a guess of the same fact then repeats.
+        for signal, text, line in sorted(_notes(state), key=lambda n: n[0] == "statement"):
             key = source_key(session, line, text)
             if key in handled or not text:
                 continue
