@@ -270,13 +270,17 @@ class Week:
         res = memory_tool(self.box, "install", env={**USER_ENV, "MEMORY_TOOL_TODAY": None})
         (self.out / "install.txt").write_text(res.stdout + res.stderr, encoding="utf-8")
         mode = os.environ.get("WEEK_CAPTURE")
-        if mode:
-            # An ablation (README): "inbox" keeps every capture out of the live memories, so
-            # what still reaches a later session came without a capture shape.
+        statements = os.environ.get("WEEK_STATEMENTS")
+        if mode or statements:
+            # Ablations (README): "inbox" keeps every capture out of the live memories, so what
+            # still reaches a later session came without a capture shape; WEEK_STATEMENTS=false
+            # runs the shapes without the statement model.
             config = self.box.config_dir / "memory-tool" / "config.yaml"
             config.parent.mkdir(parents=True, exist_ok=True)
             with config.open("a", encoding="utf-8") as f:
-                f.write(f"capture:\n  mode: {mode}\n")
+                f.write(f"capture:\n  mode: {mode or 'auto'}\n")
+                if statements:
+                    f.write(f"  statements: {statements}\n")
 
     def baseline(self) -> list[str]:
         """The lines Claude Code sends without memory-tool: a twin sandbox, one session a
