@@ -547,6 +547,14 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "a9d1e2f https://panel.sendcloud.sc/api/v2/shipping", "d4a87f2e9c1b4d6a8f0e3c5b7a9d1e2f"),
         ("i tested the api with curl -u 0c6f3e1ab2d94f7c8e5a6b1d2c3f4e5a:d4a87f2e9c1b4d6a8f0e3c5b7"
          "a9d1e2f https://panel.sendcloud.sc/api/v2/shipping", "0c6f3e1ab2d94f7c8e5a6b1d2c3f4e5a"),
+        # blind28-29 (held-out, first run): a command's --password flag, Laravel's APP_KEY, a
+        # key written in groups with spaces.
+        ("xcrun notarytool store-credentials tw-notary --apple-id ines@x.com --password "
+         "vqrt-hmkz-plwe-yoxa", "vqrt-hmkz-plwe-yoxa"),
+        ("APP_ENV=staging\nAPP_KEY=base64:Jr4u9Wc1mZk0+TqEo7vB2sYxN5aH3dLp8gF6iKwC/Ro=\nAPP_X=1",
+         "Jr4u9Wc1mZk0"),
+        ("the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously), put "
+         "it in an airflow connection", "7c1e 90ab 44f2"),
         # blind20: a UUID key after another scheme in an Authorization header.
         ("wants teh header Authorization: Apikey 3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84 . table "
          "+ a poller", "3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84"),
@@ -575,6 +583,8 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
     "text",
     [
         "the token for CI is stored in vault",
+        "docker login --password-stdin < pw.txt",
+        "pass --token-file ~/.config/tok to the cli",
         "the key for staging is k8s-staging-cluster-v2",
         "the key is in the vault",
         "commit 3f9a2b1c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a is the fix",

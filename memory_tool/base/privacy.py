@@ -166,7 +166,7 @@ _KEY = r"""
     (?<![\w.-])
     (?P<key>[A-Za-z0-9_.-]*?
         (?P<kw>passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey
-            |(?:secret|private|access|signing|encryption|master)[_-]?key)
+            |(?:secret|private|access|signing|encryption|master|app)[_-]?key)
     )
     (?![\w-])
 """
@@ -186,6 +186,17 @@ _ASSIGN_QUOTED = LazyPattern(
 # ends at whitespace, a quote or `&` (the next query parameter).
 _ASSIGN_EQ_BARE = LazyPattern(
     _KEY + r"""["']?[ \t]*=(?!=)[ \t]*(?P<secret>[^\s'"`&]+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# A command's secret flag with its value after a space: `--password vqrt-hmkz-plwe-yoxa`,
+# `--token "…"` (blind28: a notarytool app password reached the hot file and a cold summary).
+# The flag must end at the keyword (`--token-file path`, `--password-stdin` stay) and the value
+# is no other flag.
+_FLAG_BARE = LazyPattern(
+    r"""(?<![\w-])--?(?P<key>[A-Za-z0-9_-]*?(?P<kw>passw(?:or)?d|passphrase|secret|token
+        |api[_-]?key|apikey))(?![\w-])[ \t]+
+        (?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'"`\-][^\s'"`]*)""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -229,7 +240,11 @@ _PROSE_TOKEN = LazyPattern(
         # "the shared secret from app store connect is …" (blind25)
         (?:[ \t]+(?:for|of|to|from|on|in)(?:[ \t]+[\w.\-]+){1,4}?)?
         [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
-        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.:]{16,})""",
+        (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.:]{16,}
+          # "the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously)"
+          # (blind29): four or more groups of hex digits with spaces between them.
+          |(?=[0-9a-f \t]*\d)(?=[0-9a-f \t]*[a-f])
+           [0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}(?![\w-]))""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A login said as "user / password" ("staging site login for the e2e tests is admin /
@@ -315,6 +330,8 @@ _UUID_IN = LazyPattern(
 )
 # A licence serial: five or more groups of 2-5 capitals and digits ("F3-7KQ2-9XPL-M4TD-8WRC").
 _SERIAL_GROUPS = LazyPattern(r"^[A-Z0-9]{2,5}(?:-[A-Z0-9]{2,5}){4,}$")
+# A key written in groups with spaces ("7c1e 90ab 44f2 d3e8 …"; blind29).
+_HEX_GROUPS = LazyPattern(r"^[0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}$", re.IGNORECASE)
 
 
 def _curl_user(m: re.Match[str]) -> str:
@@ -347,6 +364,7 @@ def _prose_token(m: re.Match[str]) -> str:
         and not _LONG_RANDOM_PART.search(value)
         and not _UUID_IN.search(value)
         and not _SERIAL_GROUPS.match(value)
+        and not _HEX_GROUPS.match(value)
     ):
         return m.group(0)
     return _assignment(bare=True)(m)
@@ -570,6 +588,7 @@ REDACTION_PATTERNS: tuple[tuple[str, LazyPattern, _Replacer], ...] = (
     ("assignment", _ASSIGN_QUOTED, _assignment(bare=False)),
     ("assignment", _ASSIGN_EQ_BARE, _assignment(bare=True)),
     ("assignment", _ASSIGN_COLON_BARE, _assignment(bare=True)),
+    ("assignment", _FLAG_BARE, _assignment(bare=True)),
     ("assignment", _PROSE_PASSWORD, _assignment(bare=True)),
     ("assignment", _PROSE_TOKEN, _prose_token),
     ("assignment", _PROSE_LOGIN, _login),
