@@ -555,6 +555,9 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "Jr4u9Wc1mZk0"),
         ("the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously), put "
          "it in an airflow connection", "7c1e 90ab 44f2"),
+        # blind30: a key in dashed hex groups that is no UUID, after "…, it's".
+        ("we'll need the storage key for uploads later, it's 3b9f0c2e-7a41-4d8b-9e63f15a2c7d-"
+         "04b8-4e1f - put it wherever the worker can read it", "9e63f15a2c7d"),
         # blind20: a UUID key after another scheme in an Authorization header.
         ("wants teh header Authorization: Apikey 3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84 . table "
          "+ a poller", "3f9c2a71-8e4b-4d1f-b6a0-5c7e9d2f1a84"),
@@ -584,6 +587,7 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
     [
         "the token for CI is stored in vault",
         "docker login --password-stdin < pw.txt",
+        "the key for the door, it's under the mat",
         "pass --token-file ~/.config/tok to the cli",
         "the key for staging is k8s-staging-cluster-v2",
         "the key is in the vault",

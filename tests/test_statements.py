@@ -191,3 +191,21 @@ def test_a_plain_rule_replaces_the_statement_that_guessed_it(project: Path, stat
     ]
     brief = start(project)
     assert brief.count("audit_log") == 1
+
+
+def test_a_tool_dropped_retires_what_went_through_it(project: Path, state: Path) -> None:
+    """ "the practice dropped twilio as of this morning - we're on esendex now" retires "SMS goes
+    through twilio" (blind27 kept both: the old one in 16 requests)."""
+    session(project, [("user", "always send the sms through twilio, the sid is in TWILIO_SID")])
+    session(
+        project,
+        [
+            (
+                "user",
+                "heads up, the practice dropped twilio as of this morning - we're on esendex now",
+            )
+        ],
+    )
+    live = [b for m, b in memories(project).values() if not m.get("superseded_by")]
+    assert not any("through twilio" in b for b in live), live
+    assert any("esendex" in b for b in live)

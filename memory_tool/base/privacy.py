@@ -239,7 +239,8 @@ _PROSE_TOKEN = LazyPattern(
           |serial|licen[cs]e[ \t_-]?key))(?![\w-])
         # "the shared secret from app store connect is …" (blind25)
         (?:[ \t]+(?:for|of|to|from|on|in)(?:[ \t]+[\w.\-]+){1,4}?)?
-        [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:])[ \t]+
+        # "the storage key for uploads later, it's 3b9f0c2e-…" (blind30)
+        [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:]|,?[ \t]+it(?:'s|[ \t]+is))[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.:]{16,}
           # "the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously)"
           # (blind29): four or more groups of hex digits with spaces between them.
@@ -330,6 +331,11 @@ _UUID_IN = LazyPattern(
 )
 # A licence serial: five or more groups of 2-5 capitals and digits ("F3-7KQ2-9XPL-M4TD-8WRC").
 _SERIAL_GROUPS = LazyPattern(r"^[A-Z0-9]{2,5}(?:-[A-Z0-9]{2,5}){4,}$")
+# A key in dashed groups of hex digits that is no UUID ("3b9f0c2e-7a41-4d8b-9e63f15a2c7d-04b8-4e1f";
+# blind30): four or more groups, 24 hex digits at least.
+_HEX_DASHED = LazyPattern(
+    r"^(?=(?:-?[0-9a-f]){24})[0-9a-f]{4,12}(?:-[0-9a-f]{4,12}){3,}$", re.IGNORECASE
+)
 # A key written in groups with spaces ("7c1e 90ab 44f2 d3e8 …"; blind29).
 _HEX_GROUPS = LazyPattern(r"^[0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}$", re.IGNORECASE)
 
@@ -365,6 +371,7 @@ def _prose_token(m: re.Match[str]) -> str:
         and not _UUID_IN.search(value)
         and not _SERIAL_GROUPS.match(value)
         and not _HEX_GROUPS.match(value)
+        and not _HEX_DASHED.match(value)
     ):
         return m.group(0)
     return _assignment(bare=True)(m)

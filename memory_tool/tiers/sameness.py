@@ -110,8 +110,11 @@ _GOES_THROUGH = re.compile(
 
 # Off what they used: "we're off the council relay", "we moved off Heroku".
 _OFF = re.compile(
-    r"\b(?:we'?re|we\s+are|we(?:'ve|\s+have)?\s+(?:moved|switched|migrated)|we\s+got)\s+off\s+"
-    r"(?:of\s+)?(?:the\s+|our\s+)?(?P<what>[\w\-' ]{3,40}?)\s*(?:[,;.]|$|\s+(?:and|now|so)\b)",
+    r"\b(?:(?:we'?re|we\s+are|we(?:'ve|\s+have)?\s+(?:moved|switched|migrated)|we\s+got)\s+off"
+    # "the practice dropped twilio as of this morning - we're on esendex now" (blind27)
+    r"|(?:dropped|ditched|dumped|got\s+rid\s+of|(?:is|are|we'?re|we\s+are)\s+dropping))\s+"
+    r"(?:of\s+)?(?:the\s+|our\s+)?(?P<what>[\w\-' ]{3,40}?)\s*"
+    r"(?:[,;.]|$|\s+(?:and|now|so|as\s+of|from|today|this)\b|\s+[-\u2013\u2014]\s)",
     re.IGNORECASE,
 )
 
