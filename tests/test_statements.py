@@ -209,3 +209,43 @@ def test_a_tool_dropped_retires_what_went_through_it(project: Path, state: Path)
     live = [b for m, b in memories(project).values() if not m.get("superseded_by")]
     assert not any("through twilio" in b for b in live), live
     assert any("esendex" in b for b in live)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "found"),
+    [
+        (
+            "hm, no. it's hilt in this project - the plugin's in app/build.gradle.kts and "
+            "SurveyApp is already @HiltAndroidApp. swap koin out",
+            "It's hilt in this project - the plugin's in app/build.gradle.kts and SurveyApp is "
+            "already @HiltAndroidApp.",
+        ),
+        (
+            "no - broker is rabbitmq, we already run it on the practice server for the lab "
+            "results feed",
+            "Broker is rabbitmq, we already run it on the practice server for the lab results "
+            "feed.",
+        ),
+    ],
+)
+def test_what_follows_a_no_is_a_correction_when_the_model_agrees(prompt: str, found: str) -> None:
+    """After a "no", a sentence no shape makes a correction of is a hint for the inbox; with the
+    statement model's word it is the correction (blind27 lost both to the inbox)."""
+    assert [(s.kind, s.text) for s in user_signals(prompt, statements=False)][:1] == [
+        ("heuristic", found)
+    ]
+    assert ("correction", found) in [(s.kind, s.text) for s in user_signals(prompt)]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "ok, not distributed so fine. will check with legal anyway, thanks",
+        "no, go back to the previous version",
+        "redis cache hit rate is only 40%, what are we doing wrong",
+        "added the dind service like u said, now its failing with x509 errors",
+    ],
+)
+def test_a_plan_a_revert_or_a_report_after_a_no_stays_out(prompt: str) -> None:
+    kinds = [s.kind for s in user_signals(prompt)]
+    assert "correction" not in kinds and "statement" not in kinds

@@ -57,7 +57,7 @@ _HEDGE = re.compile(
 # the person now ("I can't get the assume-role working from my machine right now so …").
 _LEANS_ON = frozenset(
     "that that's thats they they've they're theyre this these those he she not again"
-    " i i'm im i've ive i'd i'll".split()
+    " i i'm im i've ive i'd i'll will gonna".split()
 )
 # A report of what broke is no statement ("The plan workflow is red on every PR since
 # yesterday: 'Error: …'", "CI cache never hits, every run reinstalls all gems").
@@ -72,7 +72,8 @@ _QUESTION = re.compile(r"\?(?:\s|$)")
 # me check with the platform team before we apply any of this"), found over tests/data.
 _ASKS_NOW = re.compile(
     r"\b(?:fix\s+(?:that|it|this)|tell\s+me|let\s+me|show\s+me|(?:can|could|would)\s+(?:we|you|i)"
-    r"|how\s+(?:do|to|can|should)|what\s+(?:do|should|is)|any\s+idea)\b",
+    r"|how\s+(?:do|to|can|should|come)|what\s+(?:do|does|should|is|are|am|did)|why\s+(?:is|does|do)"
+    r"|any\s+idea|(?:like|as)\s+(?:you|u)\s+said|this\s+time|for\s+now)\b",
     re.IGNORECASE,
 )
 
@@ -125,6 +126,22 @@ def _covered(sentence: str, found: list[Signal]) -> bool:
     return False
 
 
+def plain(said: str) -> bool:
+    """Whether ``said`` (lead-ins stripped) may be kept as said for good at all: long enough, no
+    question, request about now, hedge or report of what broke, no secret, not leaning on the
+    sentence before, and not the person's own plan ("will check with legal anyway")."""
+    words = said.split()
+    return not (
+        len(words) < MIN_WORDS
+        or words[0].lower().rstrip(",").replace("\u2019", "'") in _LEANS_ON
+        or _QUESTION.search(said) is not None
+        or _ASKS_NOW.search(said) is not None
+        or _HEDGE.search(said) is not None
+        or _BROKE.search(said) is not None
+        or _REDACTED in said
+    )
+
+
 def statement_signals(text: str, found: list[Signal]) -> list[Signal]:
     """The sentences of ``text`` (prose, sanitised already) the model takes for standing
     statements, but for those a shape in ``found`` took: one ``statement`` signal each."""
@@ -139,13 +156,7 @@ def statement_signals(text: str, found: list[Signal]) -> list[Signal]:
             for part in clauses(sentence):
                 said, _ = strip_lead_in(part)
                 if (
-                    len(said.split()) < MIN_WORDS
-                    or said.split()[0].lower().rstrip(",").replace("\u2019", "'") in _LEANS_ON
-                    or _QUESTION.search(said) is not None
-                    or _ASKS_NOW.search(said) is not None
-                    or _HEDGE.search(said) is not None
-                    or _BROKE.search(said) is not None
-                    or _REDACTED in said
+                    not plain(said)
                     or _covered(said, found + out)
                     or probability(said) < STATEMENT_MIN_PROB
                 ):
