@@ -527,10 +527,14 @@ def user_signals(prompt: str, statements: bool = True) -> list[Signal]:
     else:
         found = _signals(text)
     found = [_settle_no_hint(s, statements) for s in found]
-    if statements and not any(s.kind in EXPLICIT_KINDS for s in found):
-        # Only where no shape took anything: beside a rule, the other sentences of the message
-        # are its reasons and context ("flutter_riverpod 2 + the @riverpod generator, it's all
-        # in pubspec already."), the same fact again in other words (blind19, blind24).
+    if statements and (
+        len(text) > PROSE_MAX_CHARS or not any(s.kind in EXPLICIT_KINDS for s in found)
+    ):
+        # In a short message only where no shape took anything: beside a rule, its other
+        # sentences are its reasons and context ("flutter_riverpod 2 + the @riverpod generator,
+        # it's all in pubspec already."), the same fact again in other words (blind19, blind24).
+        # A long task holds facts of its own ("… sms goes through twilio - … reminders never
+        # go out between 9pm and 8am btw, …": blind27 lost the second to the first).
         from .statements import statement_signals
 
         found += statement_signals(sanitize(text), found)
