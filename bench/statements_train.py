@@ -72,6 +72,18 @@ def _said_by_person(kind: str) -> bool:
     return not (kind.startswith("[") or "handoff" in kind or "auto-memory" in kind)
 
 
+_CONTENT = re.compile(r"[a-z0-9_]{3,}")
+# A sentence states a planted fact when it holds this share of the fact's words (3 letters or
+# more), two at least; the fact's regex alone also finds sentences that only mention it.
+STATES_MIN_SHARE = 0.3
+
+
+def _states(sentence: str, fact: str) -> bool:
+    want = set(_CONTENT.findall(fact.lower()))
+    have = set(_CONTENT.findall(sentence.lower()))
+    return len(want & have) >= max(2, STATES_MIN_SHARE * len(want))
+
+
 def week_rows(names: Iterable[str]) -> list[dict[str, Any]]:
     """(sentence, label, week, facts) for every clause the person typed in the weeks."""
     rows = []
@@ -90,8 +102,14 @@ def week_rows(names: Iterable[str]) -> list[dict[str, Any]]:
                         for f, rx in mine.items()
                         if facts[f]["project"] == session["project"] and rx.search(clause)
                     ]
+                    # Taught as statements: the sentences the fact's regex finds. Some only name
+                    # its subject ("bet something's doing naive times again"); leaving them out
+                    # took 35 of the 96 stated facts of --eval against 43, with 5 wrong
+                    # sentences (mentions counted) against 8. Counted as taking a fact (--eval):
+                    # only a sentence that states it.
+                    said = [f for f in hit if _states(clause, facts[f]["text"])]
                     label = 1 if hit else (-1 if any(rx.search(clause) for rx in every) else 0)
-                    rows.append({"s": clause, "y": label, "week": name, "facts": hit})
+                    rows.append({"s": clause, "y": label, "week": name, "facts": said})
     return rows
 
 
