@@ -249,3 +249,13 @@ def test_what_follows_a_no_is_a_correction_when_the_model_agrees(prompt: str, fo
 def test_a_plan_a_revert_or_a_report_after_a_no_stays_out(prompt: str) -> None:
     kinds = [s.kind for s in user_signals(prompt)]
     assert "correction" not in kinds and "statement" not in kinds
+
+
+def test_after_a_no_one_correction_and_the_reasons_stay_hints() -> None:
+    prompt = (
+        "hm, no, not sidekiq. there's no redis on the legacy boxes and i'm not getting ops to add "
+        "one for this. the app already runs delayed_job - config.active_job.queue_adapter is set "
+        "to it in application.rb - so just make it a normal ActiveJob"
+    )
+    kinds = [s.kind for s in user_signals(prompt)]
+    assert kinds.count("correction") <= 1 and "statement" not in kinds

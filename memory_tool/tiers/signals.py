@@ -526,7 +526,7 @@ def user_signals(prompt: str, statements: bool = True) -> list[Signal]:
         ]
     else:
         found = _signals(text)
-    found = [_settle_no_hint(s, statements) for s in found]
+    found = _settle_no_hints(found, statements)
     if statements and (
         len(text) > PROSE_MAX_CHARS or not any(s.kind in EXPLICIT_KINDS for s in found)
     ):
@@ -551,15 +551,29 @@ NO_HINT_MIN_PROB = 0.2
 _NO_HINT = "heuristic-no"  # inside this module only: user_signals settles it
 
 
-def _settle_no_hint(sig: Signal, statements: bool) -> Signal:
-    if sig.kind != _NO_HINT:
-        return sig
-    if statements:
+def _settle_no_hints(found: list[Signal], statements: bool) -> list[Signal]:
+    """``found`` with each hint after a "no" settled: the one the statement model rates best
+    (at least NO_HINT_MIN_PROB) is the correction, when no shape found one in the message;
+    the rest stay hints. After a "no" come the correction and its reasons ("no, not sidekiq.
+    there's no redis on the legacy boxes … the app already runs delayed_job …": a week kept
+    each as a correction of its own, blind30)."""
+    hints = [i for i, s in enumerate(found) if s.kind == _NO_HINT]
+    if not hints:
+        return found
+    best, best_p = -1, NO_HINT_MIN_PROB
+    if statements and not any(s.kind in EXPLICIT_KINDS for s in found):
         from .statements import plain, probability
 
-        if plain(sig.text) and probability(sig.text) >= NO_HINT_MIN_PROB:
-            return Signal("correction", sig.text, sig.line)
-    return Signal("heuristic", sig.text, sig.line)
+        for i in hints:
+            p = probability(found[i].text) if plain(found[i].text) else 0.0
+            if p >= best_p:
+                best, best_p = i, p
+    return [
+        Signal("correction" if i == best else "heuristic", s.text, s.line)
+        if s.kind == _NO_HINT
+        else s
+        for i, s in enumerate(found)
+    ]
 
 
 # The plainest rule: "Never …", "Always …", "Don't …" (what a long task's rule must be).
