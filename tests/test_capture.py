@@ -329,6 +329,13 @@ def test_the_persons_signals_are_clean_single_facts(
         ("heads up, sales renegotiated the enterprise contracts: the first-reply promise is 4 "
          "working hours now, down from 8. update the due-by calculation",
          [("change", "The first-reply promise is now 4 working hours.")]),
+        # blind30: a value from one number to another from a day on; "it" is what the
+        # preamble named.
+        ("Underwriting have reviewed the minimum premium: from Monday it goes up from £120 to "
+         "£150 a year for all new quotes.",
+         [("change", "The minimum premium is now £150 a year, changed from £120.")]),
+        ("from next week the standup moves from 9:30 to 10:00",
+         [("change", "The standup is now 10:00, changed from 9:30.")]),
     ],
 )  # fmt: skip
 def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, str]]) -> None:
@@ -339,6 +346,8 @@ def test_a_change_said_plainly_is_captured(prompt: str, found: list[tuple[str, s
 # with a modal, a negation, a future, a one-off step, a pronoun with nothing to name.
 NOT_A_CHANGE = [
     "should we switch to polars?",
+    "the page load went from 2s to 9s after the deploy",
+    "it went from 3 to 5 failures overnight",
     "switch to polars?",
     "what if the bucket moved to eu-central-1",
     "what if we switched to polars for the event loads",

@@ -259,3 +259,21 @@ def test_after_a_no_one_correction_and_the_reasons_stay_hints() -> None:
     )
     kinds = [s.kind for s in user_signals(prompt)]
     assert kinds.count("correction") <= 1 and "statement" not in kinds
+
+
+def test_a_value_changed_from_a_day_on_retires_the_old_value(project: Path, state: Path) -> None:
+    """blind30: the statement of the old minimum stayed in 17 requests after it changed."""
+    session(project, [("user", "underwriting's minimum is £120 a year, nobody should pay less")])
+    session(
+        project,
+        [
+            (
+                "user",
+                "Underwriting have reviewed the minimum premium: from Monday it goes up from "
+                "£120 to £150 a year for all new quotes.",
+            )
+        ],
+    )
+    live = [b for m, b in memories(project).values() if not m.get("superseded_by")]
+    assert "The minimum premium is now £150 a year, changed from £120." in live
+    assert not any("£120 a year" in b for b in live), live

@@ -120,6 +120,19 @@ _CHANGE_TO = LazyPattern(
         (?:\s*[,;].*|\s+.*)?$""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A value said to go from one number to another: "from Monday it goes up from £120 to £150 a year
+# for all new quotes" (blind30), "the retention drops from 90 to 30 days". Both values hold a
+# digit; what it applies to after them ("for all new quotes") is left out.
+_FROM_TO = LazyPattern(
+    r"""^(?:from\s+(?:next\s+)?\w+\s*,?\s+)?(?P<subject>[\w\-./`'£$€ ]+?)\s+
+        (?:goes|went|is\s+going|will\s+go|gets|rises|drops|increases|decreases|changes|moves
+          |(?:is|was)\s+(?:raised|lowered|increased|reduced|changed|bumped|cut))\s+
+        (?:up\s+|down\s+)?from\s+(?P<old>\S*\d\S*)\s+to\s+(?P<value>\S*\d[^,;]*?)
+        (?:\s+(?:for|from|on|as\s+of|starting|in|per)\b[^,;]*)?\s*(?:[,;].*)?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
 # "I think", "apparently": a change heard of is a hint for the inbox, not a fact.
 _HEDGE = LazyPattern(
     r"^(?:i\s+think|i\s+believe|i\s+heard|i\s+guess|apparently|it\s+seems|seems\s+like|"
@@ -229,6 +242,38 @@ def _switch(clause: str) -> tuple[str, str] | None:
     return "correction", text + "."
 
 
+# What makes a value going from one number to another a change for good, not a report ("the page
+# load went from 2s to 9s after the deploy"): a day it starts from, or a setting's name.
+_FOR_GOOD_FROM = LazyPattern(
+    r"^from\s+(?:next\s+)?\w+\b|\b(?:from\s+(?:next\s+)?(?:monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday|today|tomorrow|now\s+on|next\s+\w+)|as\s+of|starting|going\s+forward)\b",
+    re.IGNORECASE,
+)
+
+
+def _from_to(s: str, head: str = "") -> tuple[str, str] | None:
+    """("change", "The minimum premium is now £150 a year, changed from £120.") for "from Monday
+    it goes up from £120 to £150 a year for all new quotes" after a preamble (``head``) that
+    named it; None for a report of a number that moved ("the page load went from 2s to 9s")."""
+    m = _FROM_TO.match(s)
+    if not m or _NOT_SO.search(m.group("subject")) or ONE_OFF.search(s):
+        return None
+    said_for_good = _FOR_GOOD_FROM.search(s) or (
+        _SETUP_NOUN.search(m.group("subject")) and not re.search(r"\b(?:went|was)\b", s)
+    )
+    if not said_for_good:
+        return None
+    value = m.group("value").strip()
+    if len(value.split()) > CHANGE_VALUE_MAX_WORDS:
+        return None
+    subject = m.group("subject").strip()
+    named = _NAMED_IN_HEAD.search(head) if head else None
+    if subject.lower() == "it" and named:
+        subject = named.group(1)  # "the minimum premium: from Monday it goes up …"
+    subject = subject[:1].upper() + subject[1:]
+    return "change", _WS.sub(" ", f"{subject} is now {value}, changed from {m.group('old')}.")
+
+
 def _change(clause: str) -> tuple[str, str] | None:
     """("change", "The bucket moved to eu-central-1.") for a fact of the project's setup that
     changed, said plainly and naming its new value exactly; ("heuristic", …) for the same said
@@ -242,6 +287,10 @@ def _change(clause: str) -> tuple[str, str] | None:
     hedge = _HEDGE.match(s)
     if hedge:
         s = s[hedge.end() :]
+    head, _, tail = s.rpartition(": ")
+    moved = None if hedge else _from_to(tail, head)
+    if moved:
+        return moved
     # "…, down from 8": the old value said too, so it is a change whatever it is about.
     was = _OLD_VALUE.search(s)
     # "…, -60°C now, not -70, and it only pages after 10 minutes above it": what else changed
@@ -603,3 +652,7 @@ def change_said(clause: str) -> tuple[str, str] | None:
         if len(head.split()) <= PREAMBLE_MAX_WORDS and not _CONDITION.search(head):
             said = change_said(tail)
     return said
+
+
+# What a preamble names: its last "the …" phrase ("… reviewed the minimum premium").
+_NAMED_IN_HEAD = LazyPattern(r"\b((?:the|our)\s+[\w\-]+(?:\s+[\w\-]+){0,2})\s*$", re.IGNORECASE)

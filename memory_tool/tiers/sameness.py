@@ -119,6 +119,10 @@ _OFF = re.compile(
 )
 
 
+# The value a change says it replaced: "…, changed from £120.", "…, down from 8".
+_WAS_VALUE = re.compile(r"\b(?:changed|up|down)\s+from\s+(\S*\d[^\s,.;]*)", re.IGNORECASE)
+
+
 def replaces(new: str, old: str) -> bool:
     """Whether the fact ``new`` replaces the memory text ``old``: it chooses something else for
     what ``old`` chose ("use ruff instead of flake8" after "use flake8 for linting"; "use
@@ -169,6 +173,15 @@ def replaces(new: str, old: str) -> bool:
         subject = {
             w for w in word_list(changed.group("subject")) if w not in HOW_WORDS and len(w) > 2
         }
+        was = _WAS_VALUE.search(new)
+        # "The minimum premium is now £150 a year, changed from £120." after "Underwriting's
+        # minimum is £120 a year, …": the old value, said of the same subject.
+        if (
+            was
+            and re.search(rf"(?<![\w.]){re.escape(was.group(1))}(?![\w])", old, re.I)
+            and {w[:5] for w in subject} & {w[:5] for w in word_list(old)}
+        ):
+            return True
         value = {w for w in word_list(changed.group("value")) if w not in HOW_WORDS}
         words = set(word_list(old))
         # The old memory must state a value the change replaces ("us-east-1"): "Never make the
