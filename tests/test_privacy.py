@@ -555,6 +555,11 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "Jr4u9Wc1mZk0"),
         ("the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously), put "
          "it in an airflow connection", "7c1e 90ab 44f2"),
+        # blind31-32: an "app id" that is a key, a login's password of words with spaces.
+        ("I have an openexchangerates account, app id is 7f3c9a1e5b2d4c8f9e0a6b1d3c5e7f92",
+         "7f3c9a1e5b2d4c8f9e0a6b1d3c5e7f92"),
+        ("my login there is rdias / lapwing sorrel 63 (with the spaces, don't ask) if you need it",
+         "lapwing sorrel 63"),
         # blind30: a key in dashed hex groups that is no UUID, after "…, it's".
         ("we'll need the storage key for uploads later, it's 3b9f0c2e-7a41-4d8b-9e63f15a2c7d-"
          "04b8-4e1f - put it wherever the worker can read it", "9e63f15a2c7d"),
@@ -588,6 +593,8 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "the token for CI is stored in vault",
         "docker login --password-stdin < pw.txt",
         "the key for the door, it's under the mat",
+        "the android app id is com.example.shop2",
+        "the login is admin / the usual one",
         "pass --token-file ~/.config/tok to the cli",
         "the key for staging is k8s-staging-cluster-v2",
         "the key is in the vault",

@@ -236,7 +236,9 @@ _PROSE_TOKEN = LazyPattern(
     r"""(?<![\w-])(?P<key>(?:[A-Za-z0-9]+_)*(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key
           # "appkey is 5E0D…" (LoRaWAN's AppKey, NwkKey; blind23)
           |app[ \t]?key|nwk[ \t]?key|app[ \t]?s[ \t]?key|nwk[ \t]?s[ \t]?key
-          |serial|licen[cs]e[ \t_-]?key))(?![\w-])
+          |serial|licen[cs]e[ \t_-]?key
+          # "app id is 7f3c9a1e…" (an openexchangerates key; blind31): a random value only
+          |app[ \t_-]?id))(?![\w-])
         # "the shared secret from app store connect is …" (blind25)
         (?:[ \t]+(?:for|of|to|from|on|in)(?:[ \t]+[\w.\-]+){1,4}?)?
         # "the storage key for uploads later, it's 3b9f0c2e-…" (blind30)
@@ -254,7 +256,9 @@ _PROSE_LOGIN = LazyPattern(
     r"""(?<![\w-])(?:login|log-in|credentials?|creds)(?![\w-])(?:[ \t]+[\w.\-]+){0,6}?
         [ \t]+(?:is|are|[:=])[ \t]+(?:
           [\w.@\-]+[ \t]*/[ \t]*
-          (?P<secret>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])[^\s'"`,]{6,})
+          (?:(?P<secret>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])[^\s'"`,]{6,})
+          # "my login there is rdias / lapwing sorrel 63 (with the spaces, …)" (blind32)
+            |(?P<phrase>[a-z]{3,12}(?:[ \t]+[a-z0-9]{2,12}){1,5})(?=[ \t]*(?:[.,;:!(\n]|$)))
         # "the root login on mgmt is still Tangerine-lobster-1987" (blind24): the password
         # alone, a word of 8 or more with a letter and a digit that is no path, address or URL.
         | (?:still[ \t]+)?(?P<alone>(?=[^\s'"`,]*\d)(?=[^\s'"`,]*[A-Za-z])(?![^\s'"`,]*[/@:])
@@ -354,6 +358,10 @@ def _curl_user(m: re.Match[str]) -> str:
 def _login(m: re.Match[str]) -> str:
     if m.group("secret"):
         return _splice(m, "secret", "[REDACTED:password]")
+    if m.group("phrase"):
+        if any(w in _PROSE_WORDS for w in m.group("phrase").lower().split()):
+            return m.group(0)  # "the login is admin / the usual one"
+        return _splice(m, "phrase", "[REDACTED:password]")
     # Said alone, a password has two digits and a capital or a symbol: "the login is
     # oauth2-based" names a kind of login.
     word = m.group("alone")
@@ -366,7 +374,8 @@ def _login(m: re.Match[str]) -> str:
 def _prose_token(m: re.Match[str]) -> str:
     value = _TRAILING_CODE_PUNCT.sub("", m.group("secret"))
     if (
-        m.group("kw").lower() in ("key", "serial")
+        m.group("kw").lower().replace("_", " ").replace("-", " ")
+        in ("key", "serial", "app id", "appid")
         and not _LONG_RANDOM_PART.search(value)
         and not _UUID_IN.search(value)
         and not _SERIAL_GROUPS.match(value)
@@ -640,6 +649,9 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
         "login",
         "log-in",
         "cred",
+        "app id",
+        "app_id",
+        "appid",
     ),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),
