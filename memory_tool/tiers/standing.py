@@ -69,6 +69,10 @@ _SETS_HOW = LazyPattern(
         (?:always|never|only\s+ever)\b
       # "speakers are only ever identified by their pseudonym codes" (blind22)
       | \b(?:are|is)\s+(?:always|never|only\s+ever)\s+\w+ed\b
+      # "Juvenile cards can never check out anything flagged adult_media." (blind31): a thing
+      # that may never; a person who can never ("we can never reproduce it") reports.
+      | ^(?!(?:we|you|i|it|they|he|she|this|that)\b)[\w\-]+(?:\s+[\w\-]+){0,3}\s+
+        (?:can|may)\s+never\s+(?!seem\b|get\s+it\b|remember\b|tell\b|find\b)\w
       # "examples always get glossed leipzig style" (blind22); "… never gets cancelled" is a
       # report of what happens
       | \balways\s+get\s+\w+ed\b""",

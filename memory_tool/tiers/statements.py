@@ -44,10 +44,13 @@ _WORD = re.compile(r"[a-z0-9_']+")
 # about the secret) and a question, also one the sentence cutter left inside ("Should it be a
 # jsonb column or a table? ~40 keys, …").
 _REDACTED = "[REDACTED"
-# A hedge or a hypothetical is no decision ("we could switch to polars for the event loads").
+# A hedge, a hypothetical or what did not happen is no decision ("we could switch to polars for
+# the event loads").
 _HEDGE = re.compile(
     r"\b(?:(?:we|you|i)\s+(?:could|might|may)|maybe|perhaps|probably|what\s+if|if\s+we"
-    r"|i\s+(?:think|guess|wonder|suppose))\b",
+    r"|i\s+(?:think|guess|wonder|suppose)"
+    # "the bucket has not moved to eu-central-1": what did not happen
+    r"|(?:has|have|had|did)(?:n't|\s+not)|won't|will\s+not)\b",
     re.IGNORECASE,
 )
 # A sentence that opens on a pronoun leans on the one before it ("That's a condition of my
@@ -60,10 +63,12 @@ _LEANS_ON = frozenset(
     " i i'm im i've ive i'd i'll will gonna".split()
 )
 # A report of what broke is no statement ("The plan workflow is red on every PR since
-# yesterday: 'Error: …'", "CI cache never hits, every run reinstalls all gems").
+# yesterday: 'Error: …'", "CI cache never hits, every run reinstalls all gems", "we can never
+# reproduce it locally").
 _BROKE = re.compile(
     r"\b(?:error|exception|traceback|fail(?:s|ed|ing)?|crash\w*|broken|stuck|complains?"
-    r"|since\s+yesterday|never\s+(?:hits|restores|works|loads|finishes|returns))\b",
+    r"|since\s+yesterday|never\s+(?:hits|restores|works|loads|finishes|returns)"
+    r"|(?:we|i)\s+(?:can|could)\s*(?:never|not|n't)|(?:we|i)\s+can'?t)\b",
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?(?:\s|$)")
