@@ -555,6 +555,9 @@ def test_prose_about_passwords_is_kept(text: str) -> None:
          "Jr4u9Wc1mZk0"),
         ("the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously), put "
          "it in an airflow connection", "7c1e 90ab 44f2"),
+        # blind34: a BLE long-term key as bytes with spaces.
+        ("the dev builds bond with this fixed LTK for now: 3F 9A 07 C1 5E 22 B8 D4 61 0C A7 93 "
+         "4E F5 18 6B — i need it in the pairing code", "5E 22 B8 D4"),
         # blind31-32: an "app id" that is a key, a login's password of words with spaces.
         ("I have an openexchangerates account, app id is 7f3c9a1e5b2d4c8f9e0a6b1d3c5e7f92",
          "7f3c9a1e5b2d4c8f9e0a6b1d3c5e7f92"),
@@ -594,6 +597,8 @@ def test_a_token_said_in_prose_is_redacted(text: str, secret: str) -> None:
         "docker login --password-stdin < pw.txt",
         "the key for the door, it's under the mat",
         "the android app id is com.example.shop2",
+        "the psk is in the vault",
+        "the bytes are 00 1A 2B 3C 4D 5E 6F 70 in the dump",
         "the login is admin / the usual one",
         "pass --token-file ~/.config/tok to the cli",
         "the key for staging is k8s-staging-cluster-v2",

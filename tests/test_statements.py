@@ -277,3 +277,18 @@ def test_a_value_changed_from_a_day_on_retires_the_old_value(project: Path, stat
     live = [b for m, b in memories(project).values() if not m.get("superseded_by")]
     assert "The minimum premium is now £150 a year, changed from £120." in live
     assert not any("£120 a year" in b for b in live), live
+
+
+def test_a_fact_kept_as_a_rule_is_retired_when_its_value_moves(project: Path, state: Path) -> None:
+    """blind34: "The SHT40 is on I2C1 (PB6/PB7) …" (said after "fyi", so kept as a rule) stayed
+    in 16 requests after "rev C boards arrived and the SHT40 moved from I2C1 to I2C2"."""
+    session(project, [("user", "oh fyi the SHT40 is on I2C1 (PB6/PB7) on the rev B boards")])
+    found = {b: m for m, b in memories(project).values()}
+    assert found["The SHT40 is on I2C1 (PB6/PB7) on the rev B boards."]["origin"] == "capture:rule"
+    session(
+        project,
+        [("user", "rev C boards arrived and the SHT40 moved from I2C1 to I2C2 (PB10/PB11)")],
+    )
+    live = [b for m, b in memories(project).values() if not m.get("superseded_by")]
+    assert "The SHT40 moved from I2C1 to I2C2 (PB10/PB11)." in live
+    assert not any("PB6" in b for b in live), live

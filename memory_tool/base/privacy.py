@@ -234,6 +234,8 @@ _PROSE_PASSWORD = LazyPattern(
 # counts (blind18); a value may hold a colon ("my CDS key is 28417:4f1c2e9a-…"; blind17).
 _PROSE_TOKEN = LazyPattern(
     r"""(?<![\w-])(?P<key>(?:[A-Za-z0-9]+_)*(?P<kw>token|secret|api[ \t]?key|access[ \t]key|key
+          # BLE's long-term, identity and pre-shared keys ("fixed LTK for now: 3F 9A 07 …"; blind34)
+          |ltk|irk|psk|csrk
           # "appkey is 5E0D…" (LoRaWAN's AppKey, NwkKey; blind23)
           |app[ \t]?key|nwk[ \t]?key|app[ \t]?s[ \t]?key|nwk[ \t]?s[ \t]?key
           |serial|licen[cs]e[ \t_-]?key
@@ -245,9 +247,11 @@ _PROSE_TOKEN = LazyPattern(
         [ \t]*(?:(?:is|was)[ \t]*[,:]?|[,:]|,?[ \t]+it(?:'s|[ \t]+is))[ \t]+
         (?P<secret>(?=[^\s'"`]*\d)(?=[^\s'"`]*[A-Za-z])[A-Za-z0-9_\-+/=.:]{16,}
           # "the datahub key is 7c1e 90ab 44f2 d3e8 b61a 0c57 e3f9 2a10 (no spaces obviously)"
-          # (blind29): four or more groups of hex digits with spaces between them.
+          # (blind29): four or more groups of hex digits with spaces between them, or eight or
+          # more bytes ("3F 9A 07 C1 5E 22 B8 D4 …"; blind34).
           |(?=[0-9a-f \t]*\d)(?=[0-9a-f \t]*[a-f])
-           [0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}(?![\w-]))""",
+           (?:[0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}|[0-9a-f]{2}(?:[ \t]+[0-9a-f]{2}){7,})
+           (?![\w-]))""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A login said as "user / password" ("staging site login for the e2e tests is admin /
@@ -341,7 +345,10 @@ _HEX_DASHED = LazyPattern(
     r"^(?=(?:-?[0-9a-f]){24})[0-9a-f]{4,12}(?:-[0-9a-f]{4,12}){3,}$", re.IGNORECASE
 )
 # A key written in groups with spaces ("7c1e 90ab 44f2 d3e8 …"; blind29).
-_HEX_GROUPS = LazyPattern(r"^[0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}$", re.IGNORECASE)
+_HEX_GROUPS = LazyPattern(
+    r"^(?:[0-9a-f]{4,8}(?:[ \t]+[0-9a-f]{4,8}){3,}|[0-9a-f]{2}(?:[ \t]+[0-9a-f]{2}){7,})$",
+    re.IGNORECASE,
+)
 
 
 def _curl_user(m: re.Match[str]) -> str:
@@ -375,7 +382,7 @@ def _prose_token(m: re.Match[str]) -> str:
     value = _TRAILING_CODE_PUNCT.sub("", m.group("secret"))
     if (
         m.group("kw").lower().replace("_", " ").replace("-", " ")
-        in ("key", "serial", "app id", "appid")
+        in ("key", "serial", "app id", "appid", "ltk", "irk", "psk", "csrk")
         and not _LONG_RANDOM_PART.search(value)
         and not _UUID_IN.search(value)
         and not _SERIAL_GROUPS.match(value)
@@ -652,6 +659,9 @@ REDACTION_HINTS: dict[str, tuple[str, ...]] = {
         "app id",
         "app_id",
         "appid",
+        "ltk",
+        "irk",
+        "psk",
     ),
     # Any text may hold one; the pattern is one character class, cheap to compile and run.
     "random": ("",),

@@ -337,6 +337,13 @@ REPLACEABLE_TYPES = ("feedback", "project", "reference")
 FACT_TYPES = ("project", "reference")
 
 
+# What makes a memory a rule that a changed fact does not retire ("Never make the bucket public.").
+_RULE_WORD = re.compile(
+    r"\b(?:never|always|don'?t|do\s+not|must|mustn'?t|should|shouldn'?t|only|no\s+\w+\s+ever)\b",
+    re.IGNORECASE,
+)
+
+
 def find_replaced(
     idx: Index, text: str, project: str, types: tuple[str, ...] = REPLACEABLE_TYPES
 ) -> Entry | None:
@@ -375,7 +382,12 @@ def find_replaced(
         if e.type not in types and not (
             e.type in REPLACEABLE_TYPES
             and changed
-            and same_measure_changed(changed["subject"], changed["value"], e.body)
+            and (
+                same_measure_changed(changed["subject"], changed["value"], e.body)
+                # A fact kept as a rule ("The SHT40 is on I2C1 (PB6/PB7) on the rev B boards",
+                # blind34): no word of a rule in it, and the change names its old value.
+                or (not _RULE_WORD.search(e.body or "") and replaces(text, e.body or ""))
+            )
         ):
             continue
         if e.extra.get("team") or not os.path.exists(e.path):

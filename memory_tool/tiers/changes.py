@@ -324,6 +324,13 @@ def _change(clause: str) -> tuple[str, str] | None:
             if m:
                 s = part
                 break
+    if not m and not hedge and " and the " in s:
+        # "rev C boards arrived and the SHT40 moved from I2C1 to I2C2 (PB10/PB11)" (blind34):
+        # the change after what brought it.
+        head, _, part = s.partition(" and ")
+        if not _CONDITION.search(head):
+            m = _CHANGE_SAID.match(part)
+            s = part if m else s
     if not m:
         return None
     code = m.groupdict().get("code") or m.groupdict().get("env") or m.groupdict().get("limit")
@@ -342,7 +349,8 @@ def _change(clause: str) -> tuple[str, str] | None:
     text = f"{subject} {verb} {prep}{value}" + (f", and {more.rstrip('.')}." if more else ".")
     settled = not hedge and not ONE_OFF.search(s)  # not "temporarily moved", "for now"
     # A setting named as in the code ("minSdk", "max_retries") is of the project's setup.
-    setup = bool(code) or bool(was) or bool(_SETUP_NOUN.search(subject))
+    # "… moved from I2C1 to I2C2": the old value said too.
+    setup = bool(code) or bool(was) or prep.startswith("from ") or bool(_SETUP_NOUN.search(subject))
     kind = "change" if settled and setup else "heuristic"
     return kind, _WS.sub(" ", text)
 
