@@ -262,8 +262,20 @@ def test_after_a_no_one_correction_and_the_reasons_stay_hints() -> None:
 
 
 def test_a_value_changed_from_a_day_on_retires_the_old_value(project: Path, state: Path) -> None:
-    """blind30: the statement of the old minimum stayed in 17 requests after it changed."""
+    """blind30: the statement of the old minimum stayed in 17 requests after it changed (the
+    change retired a note on the code that computes premiums instead)."""
     session(project, [("user", "underwriting's minimum is £120 a year, nobody should pay less")])
+    session(
+        project,
+        [
+            (
+                "assistant",
+                "[REUSE] PremiumCalculator.new(quote).breakdown "
+                "(app/services/premium_calculator.rb) returns the base premium, each loading and "
+                "the minimum premium top-up.",
+            )
+        ],
+    )
     session(
         project,
         [
@@ -277,6 +289,7 @@ def test_a_value_changed_from_a_day_on_retires_the_old_value(project: Path, stat
     live = [b for m, b in memories(project).values() if not m.get("superseded_by")]
     assert "The minimum premium is now £150 a year, changed from £120." in live
     assert not any("£120 a year" in b for b in live), live
+    assert any(b.startswith("PremiumCalculator.new(quote)") for b in live)
 
 
 def test_a_fact_kept_as_a_rule_is_retired_when_its_value_moves(project: Path, state: Path) -> None:

@@ -369,6 +369,7 @@ def find_replaced(
     ]
     changed = CHANGED.match(text.rstrip("."))
     seen: set[str] = set()
+    found: list[Entry] = []
     for e in [*hits, *idx.project_facts(project)]:
         if e.id in seen:
             continue
@@ -384,17 +385,30 @@ def find_replaced(
             and changed
             and (
                 same_measure_changed(changed["subject"], changed["value"], e.body)
-                # A fact kept as a rule ("The SHT40 is on I2C1 (PB6/PB7) on the rev B boards",
-                # blind34): no word of a rule in it, and the change names its old value.
-                or (not _RULE_WORD.search(e.body or "") and replaces(text, e.body or ""))
+                # The change names its old value in a fact kept as a rule with no word of a
+                # rule in it ("The SHT40 is on I2C1 (PB6/PB7) on the rev B boards",
+                # blind34), or a statement (a guess: "Underwriting's minimum is £120 a year,
+                # nobody should pay less", blind30).
+                or (
+                    (
+                        not _RULE_WORD.search(e.body or "")
+                        or e.extra.get("origin") == "capture:statement"
+                    )
+                    and replaces(text, e.body or "")
+                )
             )
         ):
             continue
         if e.extra.get("team") or not os.path.exists(e.path):
             continue
         if replaces(text, e.body or e.description):
-            return e
-    return None
+            if e.type != "reference":
+                return e
+            found.append(e)
+    # A reference (how code does something) only when no fact or rule says the old value: a
+    # change of the minimum premium retired the note on PremiumCalculator that named it
+    # (blind30), and the fact that stated it stayed.
+    return found[0] if found else None
 
 
 _INDEX_LINE = re.compile(r"^\s*[-*]\s*(?:\[[^\]]*\]\([^)]*\)\s*(?:[\u2014\u2013:-]+\s*)?)?(.*)$")
