@@ -4,7 +4,7 @@ The capture shapes in ``signals`` (never/always/don't, "no, use X", a changed fa
 person is) were tuned on the scenarios each held-out week was read for, and every new week
 brought shapes nobody had listed: over eight held-out weeks the shapes of the code before they
 were read took 38 of 99 facts the person said. A logistic regression over a sentence's words
-and word pairs, trained on those read weeks and the phrasing set (``bench/statements/train.py``;
+and word pairs, trained on those read weeks and the phrasing set (``bench/statements_train.py``;
 docs/tiers.md says on what, and how it was measured), takes what the shapes miss: "money is
 integer pence everywhere", "marketing moved the newsletter off mailchimp, it's brevo now".
 
