@@ -1,6 +1,7 @@
 """How the person's signals fare on phrasings: the rule phrasings of tests/data/rule_phrasings.jsonl
 (a tuning set: rules with the marker inside the sentence, and tasks and reports that look like
-them), and what changes over every prompt of tests/data against another checkout's signals.py.
+them), and what changes over every prompt of tests/data against another commit's capture (its whole
+package, run in a copy of it).
 
     .venv/bin/python bench/phrasings.py                 # the phrasing set
     .venv/bin/python bench/phrasings.py --against HEAD  # and the captures that differ from HEAD's
@@ -12,8 +13,8 @@ that appears there is a candidate false capture: read each one.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -47,23 +48,34 @@ def _prompts() -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _module_at(ref: str) -> ModuleType:
-    src = subprocess.run(
-        ["git", "show", f"{ref}:memory_tool/tiers/signals.py"],
-        cwd=REPO, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    path = Path(tempfile.mkdtemp()) / "signals_then.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location("memory_tool.tiers.signals_then", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+# Run in a checkout of the other ref (its whole package: signals.py reads changes.py,
+# statements.py and more, and comparing one file against today's others hid their changes).
+_DUMP = """
+import json, sys
+from memory_tool.tiers import signals
+prompts = json.load(sys.stdin)
+print(json.dumps([[[s.kind, s.text] for s in signals.user_signals(p)
+                   if s.kind in signals.EXPLICIT_KINDS] for p in prompts]))
+"""
+
+
+def _explicit_at(ref: str, prompts: list[str]) -> list[list[tuple[str, str]]]:
+    """What ``ref``'s package captures from each of ``prompts`` (explicit signals only)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "archive", ref, "memory_tool"], cwd=REPO, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        res = subprocess.run(
+            [sys.executable, "-c", _DUMP], input=json.dumps(prompts), capture_output=True,
+            text=True, check=True, cwd=tmp, env={**os.environ, "PYTHONPATH": tmp},
+        )  # fmt: skip
+    return [[(k, t) for k, t in row] for row in json.loads(res.stdout)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--against", help="a git ref whose signals.py to compare with")
+    parser.add_argument("--against", help="a git ref whose capture to compare with")
     args = parser.parse_args()
     rows = [json.loads(x) for x in (DATA / "rule_phrasings.jsonl").read_text().splitlines() if x]
     rules = [r for r in rows if r["standing"]]
@@ -75,11 +87,11 @@ def main() -> None:
         if not _explicit(signals, r["prompt"]):
             print("  missed:", r["prompt"])
     if args.against:
-        then = _module_at(args.against)
         prompts = _prompts()
+        then = _explicit_at(args.against, prompts)
         changed = 0
-        for p in prompts:
-            a, b = _explicit(then, p), _explicit(signals, p)
+        for p, a in zip(prompts, then, strict=True):
+            b = _explicit(signals, p)
             if a != b:
                 changed += 1
                 print(f"- {p[:160]}\n    {args.against}: {a}\n    now: {b}")
