@@ -207,6 +207,16 @@ def set_config(state: Path, text: str) -> None:
         ("make the answer shorter", []),
         ("answer in German this time", []),
         ("make your answers shorter", [("preference", "Make your answers shorter.")]),
+        # blind28-31: how answers show code and lists (each a held-out week's miss).
+        ("when you change existing code show me a diff, not the whole file.",
+         [("preference", "When you change existing code show me a diff, not the whole file.")]),
+        ("answers as short bullet points please, and skip explaining C++ or React basics",
+         [("preference",
+           "Answers as short bullet points please, and skip explaining C++ or React basics.")]),
+        ("ugh, pls no tables, my terminal turns them into soup.",
+         [("preference", "No tables, my terminal turns them into soup.")]),
+        ("show me the diff of the migration", []),
+        ("no tables, just the view", [("heuristic", "No tables, just the view.")]),
         # A full stop before a lower-case word ends a sentence, but not after an abbreviation
         # or an initial.
         ("we bill U.S. customers in dollars. always show cents on invoices",

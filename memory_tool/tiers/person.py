@@ -202,6 +202,18 @@ _PREFERENCE = LazyPattern(
       | (?:when\s+[iI]\s+ask\b[^,]{0,60},\s*|when\s+you\s+(?:answer|reply|respond)\b,?\s*)?
         (?:always\s+)?(?:give|show)\s+me\s+(?:the\s+)?
         [\w\-]+(?:\s+[\w\-]+)?\s+(?:first|up\s*front|at\s+the\s+top)
+      # How answers show code and lists (blind28-31, each a held-out week's miss): "when you
+      # change code just show me the diff, not the whole file", "answers as short bullet points
+      # please", "skip explaining C++ or React basics", "pls no tables, my terminal turns them
+      # into soup".
+      | (?:when\s+you\s+[^,]{3,50},?\s*)?(?:just\s+|only\s+)?(?:show|give|send)\s+me\s+
+        (?:a\s+|the\s+|just\s+the\s+)?diffs?\b(?=\s*(?:,|$|\.|not\b|instead\b|please|pls))
+      | (?:your\s+)?(?:answers|replies|responses)\s+(?:as|in)\s+(?:short\s+|plain\s+)?
+        (?:bullet(?:\s+points)?|bullets|bulleted\s+lists?)\b
+      | (?:skip|don't|dont|do\s+not|no\s+need\s+to)\s+(?:explain(?:ing)?|go(?:ing)?\s+over)\s+
+        (?:[\w+#.\-]+\s+){0,4}?(?:basics|fundamentals|the\s+basics)\b
+      | no\s+(?:markdown\s+)?tables\b(?=\s*(?:please|pls|in\s+(?:your\s+)?answers)
+        |[^.]*\b(?:terminal|answers?|replies|screen|phone|read)\b)
       # "don't put a 'next steps' list at the end of every answer": what every answer lacks.
       | (?:don't|dont|do\s+not|never|no)\s+(?:[\w\-'"]+\s+){0,5}?
         (?:at\s+the\s+(?:end|start|top|bottom)\s+of|in|to|after|before)\s+
