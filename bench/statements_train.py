@@ -58,14 +58,8 @@ MIN_WEIGHT = 0.2
 
 def clauses_of(text: str) -> list[str]:
     """The parts capture scores: prose, cut in sentences and clauses, lead-ins stripped."""
-    out = []
-    for line in said.prose(text.replace("\u2019", "'")).splitlines():
-        for sentence in said.sentences(" ".join(line.split())):
-            for part in said.clauses(sentence):
-                clause, _ = said.strip_lead_in(part)
-                if len(clause.split()) >= statements.MIN_WORDS:
-                    out.append(clause)
-    return out
+    cut = statements.parts(said.prose(text.replace("\u2019", "'")))
+    return [clause for _, clause in cut if len(clause.split()) >= statements.MIN_WORDS]
 
 
 def _said_by_person(kind: str) -> bool:

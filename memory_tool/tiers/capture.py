@@ -369,7 +369,7 @@ def find_replaced(
     ]
     changed = CHANGED.match(text.rstrip("."))
     seen: set[str] = set()
-    found: list[Entry] = []
+    references: list[Entry] = []
     for e in [*hits, *idx.project_facts(project)]:
         if e.id in seen:
             continue
@@ -404,11 +404,11 @@ def find_replaced(
         if replaces(text, e.body or e.description):
             if e.type != "reference":
                 return e
-            found.append(e)
+            references.append(e)
     # A reference (how code does something) only when no fact or rule says the old value: a
     # change of the minimum premium retired the note on PremiumCalculator that named it
     # (blind30), and the fact that stated it stayed.
-    return found[0] if found else None
+    return references[0] if references else None
 
 
 _INDEX_LINE = re.compile(r"^\s*[-*]\s*(?:\[[^\]]*\]\([^)]*\)\s*(?:[\u2014\u2013:-]+\s*)?)?(.*)$")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -147,26 +148,28 @@ def plain(said: str) -> bool:
     )
 
 
+def parts(text: str) -> Iterator[tuple[str, str]]:
+    """(line, clause) for each clause of ``text`` (prose), its lead-ins stripped: what the
+    model scores, and what it was trained on (``bench/statements_train.py`` cuts text here)."""
+    from .said import clauses, sentences, strip_lead_in
+
+    for raw_line in text.splitlines():
+        line = " ".join(raw_line.split())
+        for sentence in sentences(line) if line else ():
+            for part in clauses(sentence):
+                yield line, strip_lead_in(part)[0]
+
+
 def statement_signals(text: str, found: list[Signal]) -> list[Signal]:
     """The sentences of ``text`` (prose, sanitised already) the model takes for standing
     statements, but for those a shape in ``found`` took: one ``statement`` signal each."""
-    from .said import Signal, clauses, sentences, strip_lead_in, tidy
+    from .said import Signal, tidy
 
     out: list[Signal] = []
-    for raw_line in text.splitlines():
-        line = " ".join(raw_line.split())
-        if not line:
+    for line, said in parts(text):
+        if not plain(said) or _covered(said, found + out) or probability(said) < STATEMENT_MIN_PROB:
             continue
-        for sentence in sentences(line):
-            for part in clauses(sentence):
-                said, _ = strip_lead_in(part)
-                if (
-                    not plain(said)
-                    or _covered(said, found + out)
-                    or probability(said) < STATEMENT_MIN_PROB
-                ):
-                    continue
-                fact = tidy(said)
-                if fact:
-                    out.append(Signal("statement", fact, line))
+        fact = tidy(said)
+        if fact:
+            out.append(Signal("statement", fact, line))
     return out
